@@ -1,0 +1,41 @@
+# make run: install, migrate, seed the demo world, serve on 127.0.0.1:8000 (SQLite, no Redis).
+# make test: install, lint, whole suite on PostgreSQL + Redis, then a smoke run on SQLite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/feed_test
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: install run test lint smoke clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+lint: install
+	$(BIN)/ruff check .
+
+test: install lint
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python scripts/check_services.py
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) RATELIMIT_ENABLED=0 \
+		$(BIN)/pytest -p no:cacheprovider
+	$(MAKE) smoke
+
+# The embedded default (no environment): SQLite, no Redis, eager Celery.
+smoke: install
+	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL RATELIMIT_ENABLED=0 \
+		$(BIN)/pytest -p no:cacheprovider -m embedded
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles

@@ -1,0 +1,3 @@
+from feed_project.celery import app as celery_app
+
+__all__ = ["celery_app"]

@@ -1,0 +1,203 @@
+"""Settings, read from the environment through django-environ.
+
+With no environment at all the site runs on SQLite, without Redis, with Celery
+tasks executed eagerly in process. Each optional service is switched on by its
+URL being set. A malformed value stops start-up with ImproperlyConfigured
+naming the variable.
+"""
+
+from pathlib import Path
+from typing import Any
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+
+def _read(name: str, reader: str, default: Any, **kwargs: Any) -> Any:
+    """Read one variable with django-environ; a bad value names the variable."""
+    try:
+        return getattr(env, reader)(name, default=default, **kwargs)
+    except ImproperlyConfigured:
+        raise
+    except Exception as exc:
+        raise ImproperlyConfigured(
+            f"Environment variable {name} has an invalid value: {exc}"
+        ) from exc
+
+
+DEBUG: bool = _read("DEBUG", "bool", False)
+SECRET_KEY: str = _read("SECRET_KEY", "str", "")
+if not SECRET_KEY:
+    # Local development only: production sets SECRET_KEY (check --deploy says so).
+    SECRET_KEY = "django-insecure-local-development-key-not-for-production-use-0123456789"
+
+ALLOWED_HOSTS: list[str] = _read("ALLOWED_HOSTS", "list", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS: list[str] = _read("CSRF_TRUSTED_ORIGINS", "list", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "accounts.apps.AccountsConfig",
+    "relations.apps.RelationsConfig",
+    "posts.apps.PostsConfig",
+    "timelines.apps.TimelinesConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "accounts.middleware.LastActiveMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "feed_project.urls"
+WSGI_APPLICATION = "feed_project.wsgi.application"
+ASGI_APPLICATION = "feed_project.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------
+DATABASES = {
+    "default": _read("DATABASE_URL", "db", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+}
+DATABASES["default"].setdefault("CONN_MAX_AGE", _read("CONN_MAX_AGE", "int", 60))
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets page reads go on while a fan-out task writes.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault(
+        "init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    )
+    DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis: cache and broker, both switched on by REDIS_URL -------------------
+REDIS_URL: str = _read("REDIS_URL", "str", "")
+if REDIS_URL:
+    if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+        raise ImproperlyConfigured(
+            "Environment variable REDIS_URL must start with redis://, rediss:// or unix://"
+        )
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "feed",
+            "OPTIONS": {
+                # A Redis that is down must cost a page milliseconds, not seconds.
+                "SOCKET_CONNECT_TIMEOUT": 0.25,
+                "SOCKET_TIMEOUT": 0.5,
+                "IGNORE_EXCEPTIONS": True,
+            },
+        }
+    }
+    DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Celery -------------------------------------------------------------------
+CELERY_BROKER_URL: str = _read("CELERY_BROKER_URL", "str", REDIS_URL)
+CELERY_TASK_ALWAYS_EAGER: bool = _read("CELERY_TASK_ALWAYS_EAGER", "bool", not CELERY_BROKER_URL)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+# A worker killed mid-task leaves its message unacknowledged, so it runs again.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Publishing to a broker that is down must fail fast so the post still lands.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_BEAT_SCHEDULE = {
+    "sweep-undelivered-posts": {"task": "timelines.sweep_undelivered", "schedule": 60.0},
+}
+
+# --- Timelines: the knobs of delivery (docs/ARCHITECTURE.md) ------------------
+FEED_PAGE_SIZE: int = _read("FEED_PAGE_SIZE", "int", 20)
+FEED_MAX_PAGE_SIZE: int = 100
+FEED_INBOX_CAP: int = _read("FEED_INBOX_CAP", "int", 800)
+FEED_FANOUT_CHUNK: int = _read("FEED_FANOUT_CHUNK", "int", 1000)
+FEED_INACTIVE_DAYS: int = _read("FEED_INACTIVE_DAYS", "int", 7)
+FEED_BIG_ACCOUNT_FOLLOWERS: int = _read("FEED_BIG_ACCOUNT_FOLLOWERS", "int", 10_000)
+FEED_REBUILD_PER_AUTHOR: int = _read("FEED_REBUILD_PER_AUTHOR", "int", 50)
+FEED_CACHE_TTL_DAYS: int = _read("FEED_CACHE_TTL_DAYS", "int", 3)
+FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)
+
+# --- Auth ---------------------------------------------------------------------
+AUTH_USER_MODEL = "accounts.User"
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "timelines:home"
+LOGOUT_REDIRECT_URL = "timelines:home"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# Last-active is written at most this often per user (it drives online push).
+ACCOUNTS_LAST_ACTIVE_INTERVAL_SECONDS: int = 3600
+
+# --- Security -----------------------------------------------------------------
+HTTPS: bool = _read("HTTPS", "bool", False)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_HSTS_SECONDS = 31536000 if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+RATELIMIT_ENABLED: bool = _read("RATELIMIT_ENABLED", "bool", True)
+
+# --- i18n, static -------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": _read("LOG_LEVEL", "str", "WARNING")},
+    "loggers": {"timelines": {"level": _read("LOG_LEVEL", "str", "INFO")}},
+}

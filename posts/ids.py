@@ -1,0 +1,172 @@
+"""Prefix-encoded post ids and timeline keys (seed 000).
+
+Both are 16 characters of the alphabet 0-9A-Z, whose ASCII byte order is its
+numeric order, so comparing two ids as strings (PostgreSQL "C" collation,
+SQLite BINARY, Redis ZRANGEBYLEX) compares the numbers they encode.
+
+    post id        AUTHOR(6) TIME(8) SEQ(2)   one author's posts are one key range
+    timeline key   TIME(8) AUTHOR(6) SEQ(2)   every post in global time order
+
+Bit budget:
+- AUTHOR: 36**6 = 2,176,782,336 user ids.
+- TIME: milliseconds since 2025-01-01 UTC; 36**8 ms = 2,821,109,907,456 ms,
+  about 89 years, so until the year 2114.
+- SEQ: 36**2 = 1,296 posts by one author in one millisecond.
+
+Edges (see ``next_post_id``): a post gets the later of the clock and the
+author's newest post; the same tick takes the next sequence number; a full
+sequence borrows the next millisecond. Ids of one author therefore strictly
+increase whatever the clock does, so two posts never share an id.
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+BASE = len(ALPHABET)
+AUTHOR_WIDTH = 6
+TIME_WIDTH = 8
+SEQ_WIDTH = 2
+KEY_LENGTH = AUTHOR_WIDTH + TIME_WIDTH + SEQ_WIDTH
+
+MAX_AUTHOR = BASE**AUTHOR_WIDTH - 1
+MAX_TIME = BASE**TIME_WIDTH - 1
+MAX_SEQ = BASE**SEQ_WIDTH - 1
+
+EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+
+_DIGITS = {char: value for value, char in enumerate(ALPHABET)}
+
+
+class InvalidKey(ValueError):
+    """A string that is not a well-formed post id or timeline key."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class KeyParts:
+    """The three numbers every post id and timeline key is made of."""
+
+    time: int
+    author: int
+    seq: int
+
+
+def encode_number(value: int, width: int) -> str:
+    """Fixed-width base-36 digits of ``value``."""
+    if not 0 <= value < BASE**width:
+        raise ValueError(f"{value} does not fit in {width} base-{BASE} digits")
+    chars = []
+    for _ in range(width):
+        value, digit = divmod(value, BASE)
+        chars.append(ALPHABET[digit])
+    return "".join(reversed(chars))
+
+
+def decode_number(text: str) -> int:
+    value = 0
+    for char in text:
+        try:
+            value = value * BASE + _DIGITS[char]
+        except KeyError:
+            raise InvalidKey(f"{char!r} is not a key character") from None
+    return value
+
+
+def _check(key: str) -> None:
+    if not isinstance(key, str) or len(key) != KEY_LENGTH:
+        raise InvalidKey("a key is 16 characters of 0-9A-Z")
+
+
+def author_prefix(author_id: int) -> str:
+    """The first characters of every post id of this author."""
+    return encode_number(author_id, AUTHOR_WIDTH)
+
+
+def make_post_id(parts: KeyParts) -> str:
+    return (
+        encode_number(parts.author, AUTHOR_WIDTH)
+        + encode_number(parts.time, TIME_WIDTH)
+        + encode_number(parts.seq, SEQ_WIDTH)
+    )
+
+
+def make_timeline_key(parts: KeyParts) -> str:
+    return (
+        encode_number(parts.time, TIME_WIDTH)
+        + encode_number(parts.author, AUTHOR_WIDTH)
+        + encode_number(parts.seq, SEQ_WIDTH)
+    )
+
+
+def parse_post_id(post_id: str) -> KeyParts:
+    _check(post_id)
+    return KeyParts(
+        author=decode_number(post_id[:AUTHOR_WIDTH]),
+        time=decode_number(post_id[AUTHOR_WIDTH : AUTHOR_WIDTH + TIME_WIDTH]),
+        seq=decode_number(post_id[AUTHOR_WIDTH + TIME_WIDTH :]),
+    )
+
+
+def parse_timeline_key(key: str) -> KeyParts:
+    _check(key)
+    return KeyParts(
+        time=decode_number(key[:TIME_WIDTH]),
+        author=decode_number(key[TIME_WIDTH : TIME_WIDTH + AUTHOR_WIDTH]),
+        seq=decode_number(key[TIME_WIDTH + AUTHOR_WIDTH :]),
+    )
+
+
+def post_id_to_timeline_key(post_id: str) -> str:
+    """Move the time in front: a string shuffle, no lookup."""
+    _check(post_id)
+    author, time, seq = post_id[:6], post_id[6:14], post_id[14:]
+    return time + author + seq
+
+
+def timeline_key_to_post_id(key: str) -> str:
+    _check(key)
+    time, author, seq = key[:8], key[8:14], key[14:]
+    return author + time + seq
+
+
+def author_of_timeline_key(key: str) -> int:
+    return decode_number(key[TIME_WIDTH : TIME_WIDTH + AUTHOR_WIDTH])
+
+
+def is_timeline_key(text: object) -> bool:
+    """True for a well-formed key (used to validate ?before= and ?after=)."""
+    if not isinstance(text, str) or len(text) != KEY_LENGTH:
+        return False
+    return all(char in _DIGITS for char in text)
+
+
+def time_of(moment: datetime) -> int:
+    """Milliseconds since the epoch of the key space."""
+    return (moment - EPOCH) // timedelta(milliseconds=1)
+
+
+def moment_of(time: int) -> datetime:
+    return EPOCH + timedelta(milliseconds=time)
+
+
+def next_post_id(*, author_id: int, now: datetime, last_post_id: str | None) -> str:
+    """The id of an author's next post, strictly after their newest one."""
+    time = time_of(now)
+    seq = 0
+    if last_post_id is not None:
+        last = parse_post_id(last_post_id)
+        if time <= last.time:  # same tick, or the clock went backwards
+            time, seq = last.time, last.seq + 1
+            if seq > MAX_SEQ:  # the tick is full: borrow the next millisecond
+                time, seq = time + 1, 0
+    if not 0 <= time <= MAX_TIME:
+        raise ValueError("the clock is outside the key space (2025-2114)")
+    return make_post_id(KeyParts(time=time, author=author_id, seq=seq))
+
+
+def post_id_range(author_id: int) -> tuple[str, str]:
+    """[low, high) of one author's post ids: a primary-key range scan."""
+    prefix = author_prefix(author_id)
+    # chr(ord + 1) of the last character sorts after every id with this prefix
+    # (':' follows '9' and '[' follows 'Z' in ASCII) and before the next author's.
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)

@@ -1,0 +1,62 @@
+"""The follow graph, split vertically (seed 000).
+
+``Follower`` answers "who follows X" and ``Followee`` answers "whom does X
+follow". Each is keyed by its first column, the shard key, and the services
+write both in one transaction, so they mirror each other at every commit.
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+class Follower(models.Model):
+    """``follower`` follows ``user``: one row in ``user``'s list of followers."""
+
+    pk = models.CompositePrimaryKey("user_id", "follower_id")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    follower = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(user=models.F("follower")), name="follower_not_self"
+            ),
+        ]
+        indexes = [
+            # Serves the followers page (newest first, keyset) and fan-out chunks.
+            models.Index(fields=["user", "-created_at", "-follower"], name="follower_list_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.follower_id} follows {self.user_id}"
+
+
+class Followee(models.Model):
+    """``user`` follows ``followee``: one row in ``user``'s following list."""
+
+    pk = models.CompositePrimaryKey("user_id", "followee_id")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    followee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(user=models.F("followee")), name="followee_not_self"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["user", "-created_at", "-followee"], name="followee_list_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} follows {self.followee_id}"

@@ -1,0 +1,121 @@
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db.models import Q
+
+from accounts.models import User
+from feed_project.pagination import BadCursor, Cursor, Page, make_page
+from relations.models import Followee, Follower
+
+
+@dataclass
+class Relation:
+    """One person in a followers or following list, marked relative to the viewer."""
+
+    user: User
+    since: datetime
+    cursor: str
+    follows_viewer: bool = False
+    followed_by_viewer: bool = False
+
+    @property
+    def is_friend(self) -> bool:
+        """Friends follow each other (seed 003)."""
+        return self.follows_viewer and self.followed_by_viewer
+
+
+def followee_ids(user_id: int) -> list[int]:
+    return list(Followee.objects.filter(user_id=user_id).values_list("followee_id", flat=True))
+
+
+def is_following(*, follower_id: int, followee_id: int) -> bool:
+    return Followee.objects.filter(user_id=follower_id, followee_id=followee_id).exists()
+
+
+def _encode(moment: datetime, user_id: int) -> str:
+    micros = int(moment.timestamp() * 1_000_000)
+    return f"{micros}_{user_id}"
+
+
+def _decode(cursor: str) -> tuple[datetime, int]:
+    try:
+        micros, user_id = cursor.split("_")
+        moment = datetime.fromtimestamp(int(micros) / 1_000_000, tz=UTC)
+        return moment, int(user_id)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise BadCursor("not a cursor of this list") from exc
+
+
+def _relation_page(
+    table: type[Follower] | type[Followee],
+    other: str,
+    *,
+    user_id: int,
+    viewer: User | None,
+    cursor: Cursor,
+    limit: int,
+) -> Page[Relation]:
+    rows = table.objects.filter(user_id=user_id).select_related(other)
+    other_id = f"{other}_id"
+    if cursor.newer_pages:
+        moment, pk = _decode(cursor.after)
+        rows = rows.filter(
+            Q(created_at__gt=moment) | Q(created_at=moment, **{f"{other_id}__gt": pk})
+        )
+        rows = rows.order_by("created_at", other_id)
+    else:
+        if cursor.before is not None:
+            moment, pk = _decode(cursor.before)
+            rows = rows.filter(
+                Q(created_at__lt=moment) | Q(created_at=moment, **{f"{other_id}__lt": pk})
+            )
+        rows = rows.order_by("-created_at", f"-{other_id}")
+    relations = [
+        Relation(
+            user=getattr(row, other),
+            since=row.created_at,
+            cursor=_encode(row.created_at, getattr(row, other_id)),
+        )
+        for row in rows[: limit + 1]
+    ]
+    page = make_page(relations, cursor=cursor, limit=limit, key=lambda r: r.cursor)
+    _mark_for_viewer(page.items, viewer)
+    return page
+
+
+def _mark_for_viewer(relations: list[Relation], viewer: User | None) -> None:
+    """Two queries whatever the page size: who of these follows the viewer, and back."""
+    if viewer is None or not viewer.is_authenticated or not relations:
+        return
+    listed = [r.user.pk for r in relations]
+    follow_viewer = set(
+        Follower.objects.filter(user_id=viewer.pk, follower_id__in=listed).values_list(
+            "follower_id", flat=True
+        )
+    )
+    followed = set(
+        Followee.objects.filter(user_id=viewer.pk, followee_id__in=listed).values_list(
+            "followee_id", flat=True
+        )
+    )
+    for relation in relations:
+        relation.follows_viewer = relation.user.pk in follow_viewer
+        relation.followed_by_viewer = relation.user.pk in followed
+
+
+def followers_page(
+    *, user: User, viewer: User | None, cursor: Cursor, limit: int = 20
+) -> Page[Relation]:
+    """People who follow ``user``, newest follow first (keyset on ``Follower``)."""
+    return _relation_page(
+        Follower, "follower", user_id=user.pk, viewer=viewer, cursor=cursor, limit=limit
+    )
+
+
+def following_page(
+    *, user: User, viewer: User | None, cursor: Cursor, limit: int = 20
+) -> Page[Relation]:
+    """People ``user`` follows, newest follow first (keyset on ``Followee``)."""
+    return _relation_page(
+        Followee, "followee", user_id=user.pk, viewer=viewer, cursor=cursor, limit=limit
+    )

@@ -1,0 +1,44 @@
+import pytest
+from django.core.cache import cache
+
+from feed_project.celery import app as celery_app
+from relations.services import follow
+from tests.factories import UserFactory
+
+PASSWORD = "correct-horse-battery"
+
+
+@pytest.fixture(autouse=True)
+def _eager_celery_and_clean_cache():
+    """Tasks run in process (a worker test opts out); each test starts with empty caches."""
+    celery_app.conf.task_always_eager = True
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def alice(db):
+    return UserFactory(username="alice", display_name="Alice")
+
+
+@pytest.fixture
+def bob(db, alice, django_capture_on_commit_callbacks):
+    """Bob follows Alice."""
+    bob = UserFactory(username="bob", display_name="Bob")
+    with django_capture_on_commit_callbacks(execute=True):
+        follow(follower=bob, followee=alice)
+    bob.refresh_from_db()
+    return bob
+
+
+@pytest.fixture
+def carol(db):
+    """Carol follows nobody and nobody follows her."""
+    return UserFactory(username="carol", display_name="Carol")
+
+
+@pytest.fixture
+def alice_client(client, alice):
+    client.force_login(alice)
+    return client
