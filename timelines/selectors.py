@@ -1,21 +1,34 @@
 """Reading the home feed.
 
 ``pull_reference_keys`` is the pull model of DESIGN.md written as plainly as
-possible: it is the reference every other path is tested against, and the
-fallback when the others cannot answer.
+possible: the reference every delivery path is tested against. ``home_feed``
+is the product: inbox (Redis cache, else the table), plus the big accounts
+pulled at read time, plus pull below the inbox's oldest entry.
 """
 
+import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Q
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Exists, OuterRef, Q, Subquery
 
 from accounts.models import User
 from feed_project.pagination import BadCursor, Cursor, Page, make_page
 from posts import ids
 from posts.models import Post
-from posts.selectors import posts_by_ids
 from relations.models import Followee
+from timelines import pull, services
+from timelines import cache
+from timelines.cache import CachedInbox
+from timelines.models import CacheGeneration, InboxEntry, PullAuthor, TimelineState
+
+logger = logging.getLogger(__name__)
+
+PULL_FAILED_NOTICE = "Some posts from popular accounts may be missing; try again in a moment."
+# Deleted or no-longer-followed entries make a window come back short; a page
+# reads at most this many windows before it settles for what it has.
+MAX_WINDOWS = 8
 
 
 @dataclass
@@ -56,9 +69,26 @@ def pull_reference_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[s
     return list(posts.values_list("timeline_key", flat=True)[:limit])
 
 
-def hydrate(keys: list[str]) -> list[FeedItem]:
-    """Join timeline keys to live posts in one query, keeping their order."""
-    posts = posts_by_ids(ids.timeline_key_to_post_id(key) for key in keys)
+def pull_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:
+    """The pull model by per-author range scans: what the engine falls back to."""
+    authors = [*Followee.objects.filter(user_id=reader_id).values_list("followee_id", flat=True)]
+    return pull.merged([*authors, reader_id], cursor=cursor, limit=limit)
+
+
+def hydrate(keys: list[str], *, reader_id: int) -> list[FeedItem]:
+    """Join keys to live posts by authors the reader follows now, in one query.
+
+    Checking the follow here makes an unfollow take effect at once, before the
+    task that cleans the inbox has run.
+    """
+    followed = Followee.objects.filter(user_id=reader_id, followee_id=OuterRef("author_id"))
+    posts = {
+        post.pk: post
+        for post in Post.objects.visible()
+        .filter(pk__in=[ids.timeline_key_to_post_id(key) for key in keys])
+        .filter(Q(author_id=reader_id) | Exists(followed))
+        .select_related("author")
+    }
     items = []
     for key in keys:
         post = posts.get(ids.timeline_key_to_post_id(key))
@@ -67,9 +97,126 @@ def hydrate(keys: list[str]) -> list[FeedItem]:
     return items
 
 
+class _Inbox:
+    """One reader's inbox: the Redis cache when it has it, else the table."""
+
+    def __init__(self, owner_id: int, generation: int) -> None:
+        self.owner_id = owner_id
+        self.cached = CachedInbox(owner_id, generation)
+        self.rows: list[str] | None = None  # the table's keys, newest first, once read
+
+    def _table(self) -> list[str]:
+        """The whole inbox from the table, newest first; fills the cache on the way."""
+        if self.rows is None:
+            token = self.cached.begin_fill()
+            self.rows = list(
+                InboxEntry.objects.filter(owner_id=self.owner_id)
+                .order_by("-timeline_key")
+                .values_list("timeline_key", flat=True)[: settings.FEED_INBOX_CAP]
+            )
+            if token is not None:
+                self.cached.finish_fill(token, self.rows)
+        return self.rows
+
+    def older(self, before: str | None, limit: int) -> list[str]:
+        keys = self.cached.older(before, limit)
+        if keys is not None:
+            return keys
+        rows = self._table()
+        return [key for key in rows if before is None or key < before][:limit]
+
+    def newer(self, after: str, limit: int) -> tuple[list[str], bool]:
+        result = self.cached.newer(after, limit)
+        if result is not None:
+            return result
+        rows = self._table()
+        above = [key for key in reversed(rows) if key > after][:limit]
+        return above, bool(rows) and rows[-1] <= after
+
+
+def _with_timeout(query, *args, **kwargs) -> list[str] | None:
+    """Run a pull that must never block the page (seed 002): None if it fails."""
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as db:
+                    db.execute(
+                        "SELECT set_config('statement_timeout', %s, true)",
+                        [str(settings.FEED_PULL_TIMEOUT_MS)],
+                    )
+            return query(*args, **kwargs)
+    except DatabaseError:
+        logger.exception("pull of big accounts failed")
+        return None
+
+
+def _window(
+    *,
+    reader_id: int,
+    inbox: _Inbox,
+    pulled: list[int],
+    cursor: Cursor,
+    limit: int,
+    notices: list[str],
+) -> list[str]:
+    """``limit`` keys from the cursor on, in scan order, from every source."""
+    if cursor.newer_pages:
+        keys, covered = inbox.newer(cursor.after, limit)
+        if not covered:  # the cursor is below the inbox: pull the whole window
+            keys = pull_keys(reader_id=reader_id, cursor=cursor, limit=limit)
+    else:
+        keys = inbox.older(cursor.before, limit)
+        if len(keys) < limit:  # ran past the inbox's oldest entry: pull the rest
+            below = Cursor(before=keys[-1]) if keys else cursor
+            keys += pull_keys(reader_id=reader_id, cursor=below, limit=limit - len(keys))
+    if pulled:
+        extra = _with_timeout(pull.merged, pulled, cursor=cursor, limit=limit)
+        if extra is None:
+            if PULL_FAILED_NOTICE not in notices:
+                notices.append(PULL_FAILED_NOTICE)
+        else:
+            keys = sorted({*keys, *extra}, reverse=not cursor.newer_pages)[:limit]
+    return keys
+
+
 def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page[FeedItem]:
     """One page of the reader's home feed, newest first."""
     check_cursor(cursor)
     limit = page_size(limit)
-    keys = pull_reference_keys(reader_id=reader.pk, cursor=cursor, limit=limit + 1)
-    return make_page(hydrate(keys), cursor=cursor, limit=limit, key=lambda item: item.key)
+    state = (
+        TimelineState.objects.filter(owner_id=reader.pk)
+        .annotate(generation=Subquery(CacheGeneration.objects.filter(pk=1).values("value")))
+        .values("built_at", "generation")
+        .first()
+    )
+    if state is None or state["built_at"] is None:
+        services.rebuild(owner_id=reader.pk)
+        generation = cache.generation()
+    else:
+        generation = state["generation"] or 0
+    followees = Followee.objects.filter(user_id=reader.pk).values("followee_id")
+    pulled = list(
+        PullAuthor.objects.filter(Q(author_id__in=followees) | Q(author_id=reader.pk)).values_list(
+            "author_id", flat=True
+        )
+    )
+    inbox = _Inbox(reader.pk, generation)
+    notices: list[str] = []
+    items: list[FeedItem] = []
+    window = cursor
+    for _ in range(MAX_WINDOWS):
+        keys = _window(
+            reader_id=reader.pk,
+            inbox=inbox,
+            pulled=pulled,
+            cursor=window,
+            limit=limit + 1,
+            notices=notices,
+        )
+        items += hydrate(keys, reader_id=reader.pk)
+        if len(items) > limit or len(keys) <= limit:
+            break
+        window = Cursor(after=keys[-1]) if cursor.newer_pages else Cursor(before=keys[-1])
+    page = make_page(items, cursor=cursor, limit=limit, key=lambda item: item.key)
+    page.notices = notices
+    return page

@@ -1,0 +1,215 @@
+"""Redis sorted-set caches of inboxes (seed 001).
+
+One sorted set per reader, every score 0, so members (timeline keys) sort by
+their bytes, which is time order: ZREVRANGEBYLEX reads a feed page.
+
+- A sentinel member ``!`` (below every key) is always present in a cached
+  inbox, so an existing key with nothing else is "known empty", and a missing
+  key is "not cached" (seed 001's "no more" flag).
+- Keys are ``tl:{<reader>}:<generation>``; the braces make Redis Cluster put a
+  reader's keys in one slot. The generation lives in PostgreSQL and is bumped
+  whenever a write to Redis fails: caches that missed a write are never read.
+- Filling races with writers. A fill first sets a marker with a random token,
+  reads the table, then writes only if the marker still holds its token.
+  Every writer, after committing to the table, applies its change to the
+  cache if the cache exists and deletes the marker, so a fill that may have
+  read the table before that commit is dropped rather than written.
+- With no REDIS_URL, or with Redis down, every call here is a no-op or a miss,
+  and reads are served from the table.
+"""
+
+import logging
+import secrets
+from collections.abc import Iterable, Sequence
+from functools import cache
+
+from django.conf import settings
+from django.db.models import F
+from redis import Redis
+from redis.exceptions import RedisError
+
+from posts import ids
+from timelines.models import CacheGeneration
+
+logger = logging.getLogger(__name__)
+
+SENTINEL = "!"
+FILL_MARKER_SECONDS = 30
+
+# KEYS: inbox, marker. ARGV: cap, members...
+_PUSH = """
+redis.call('DEL', KEYS[2])
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 1, -(tonumber(ARGV[1]) + 1))
+end
+return 0
+"""
+# KEYS: inbox, marker. ARGV: members...
+_REMOVE = """
+redis.call('DEL', KEYS[2])
+if #ARGV > 0 then redis.call('ZREM', KEYS[1], unpack(ARGV)) end
+return 0
+"""
+# KEYS: inbox, marker. ARGV: author prefix (6 characters).
+_REMOVE_AUTHOR = """
+redis.call('DEL', KEYS[2])
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+for _, member in ipairs(members) do
+  if string.sub(member, 9, 14) == ARGV[1] then redis.call('ZREM', KEYS[1], member) end
+end
+return 0
+"""
+# KEYS: inbox, marker. ARGV: token, ttl seconds, members...
+_FILL = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[2], KEYS[1])
+redis.call('ZADD', KEYS[1], 0, '!')
+for i = 3, #ARGV do redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+
+@cache
+def _scripts(client: Redis) -> dict:
+    return {
+        name: client.register_script(source)
+        for name, source in (
+            ("push", _PUSH),
+            ("remove", _REMOVE),
+            ("remove_author", _REMOVE_AUTHOR),
+            ("fill", _FILL),
+        )
+    }
+
+
+def client() -> Redis | None:
+    if not settings.REDIS_URL:
+        return None
+    from django_redis import get_redis_connection
+
+    return get_redis_connection("default")
+
+
+def generation() -> int:
+    value = CacheGeneration.objects.filter(pk=1).values_list("value", flat=True).first()
+    return value or 0
+
+
+def invalidate_all(reason: str) -> None:
+    """A write to Redis failed: no cache written before now may be read again."""
+    logger.warning("inbox caches invalidated: %s", reason)
+    CacheGeneration.objects.filter(pk=1).update(value=F("value") + 1)
+
+
+def _keys(owner_id: int, gen: int) -> list[str]:
+    inbox = f"tl:{{{owner_id}}}:{gen}"
+    return [inbox, inbox + ":fill"]
+
+
+def ttl_seconds() -> int:
+    return settings.FEED_CACHE_TTL_DAYS * 86400
+
+
+def _run_for_owners(script: str, owner_ids: Iterable[int], args: Sequence[str | int]) -> None:
+    """One script call per owner, all in one pipeline (one round trip)."""
+    redis = client()
+    owner_ids = list(owner_ids)
+    if redis is None or not owner_ids:
+        return
+    gen = generation()  # read after the table commit: see the module docstring
+    try:
+        pipe = redis.pipeline(transaction=False)
+        fn = _scripts(redis)[script]
+        for owner_id in owner_ids:
+            fn(keys=_keys(owner_id, gen), args=list(args), client=pipe)
+        pipe.execute()
+    except RedisError as exc:
+        invalidate_all(f"{script} for {len(owner_ids)} inboxes failed: {exc}")
+
+
+def push(owner_ids: Iterable[int], keys: Sequence[str]) -> None:
+    """Add timeline keys to the live caches of these owners, trimmed to the cap."""
+    if keys:
+        _run_for_owners("push", owner_ids, [settings.FEED_INBOX_CAP, *keys])
+
+
+def remove(owner_ids: Iterable[int], keys: Sequence[str]) -> None:
+    _run_for_owners("remove", owner_ids, list(keys))
+
+
+def remove_author(owner_id: int, author_id: int) -> None:
+    _run_for_owners("remove_author", [owner_id], [ids.author_prefix(author_id)])
+
+
+def drop(owner_id: int) -> None:
+    """Forget one reader's cache (after a rebuild): the next read refills it."""
+    redis = client()
+    if redis is None:
+        return
+    try:
+        redis.delete(*_keys(owner_id, generation()))
+    except RedisError as exc:
+        invalidate_all(f"drop {owner_id} failed: {exc}")
+
+
+class CachedInbox:
+    """Reads of one reader's cached inbox; every method returns None on a miss."""
+
+    def __init__(self, owner_id: int, gen: int) -> None:
+        self.owner_id = owner_id
+        self.key, self.marker = _keys(owner_id, gen)
+        self.redis = client()
+
+    def older(self, before: str | None, limit: int) -> list[str] | None:
+        """Up to ``limit`` keys below ``before`` (or the newest), newest first."""
+        if self.redis is None:
+            return None
+        high = f"({before}" if before else "+"
+        try:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.expire(self.key, ttl_seconds())
+            pipe.zrevrangebylex(self.key, high, f"({SENTINEL}", start=0, num=limit)
+            exists, members = pipe.execute()
+        except RedisError as exc:
+            logger.warning("inbox cache read failed: %s", exc)
+            return None
+        return [m.decode() for m in members] if exists else None
+
+    def newer(self, after: str, limit: int) -> tuple[list[str], bool] | None:
+        """Up to ``limit`` keys above ``after``, oldest first, and whether the
+        cache reaches down to ``after`` (holds a key at or below it)."""
+        if self.redis is None:
+            return None
+        try:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.expire(self.key, ttl_seconds())
+            pipe.zrangebylex(self.key, f"({after}", "+", start=0, num=limit)
+            pipe.zrevrangebylex(self.key, f"[{after}", f"({SENTINEL}", start=0, num=1)
+            exists, members, below = pipe.execute()
+        except RedisError as exc:
+            logger.warning("inbox cache read failed: %s", exc)
+            return None
+        if not exists:
+            return None
+        return [m.decode() for m in members], bool(below)
+
+    def begin_fill(self) -> str | None:
+        if self.redis is None:
+            return None
+        token = secrets.token_hex(8)
+        try:
+            self.redis.set(self.marker, token, ex=FILL_MARKER_SECONDS)
+        except RedisError:
+            return None
+        return token
+
+    def finish_fill(self, token: str, keys: Sequence[str]) -> bool:
+        """Write the inbox read from the table, unless a writer came in between."""
+        try:
+            fill = _scripts(self.redis)["fill"]
+            return bool(fill(keys=[self.key, self.marker], args=[token, ttl_seconds(), *keys]))
+        except RedisError as exc:
+            logger.warning("inbox cache fill failed: %s", exc)
+            return False

@@ -1,0 +1,132 @@
+"""The sync store of seed 002: each reader's inbox of timeline keys, and its bookkeeping."""
+
+from django.conf import settings
+from django.db import models
+
+from posts.fields import KeyField
+
+
+class InboxEntry(models.Model):
+    """One post key in one reader's inbox.
+
+    Keyed by (owner, timeline key): the owner is the shard key and the range
+    scan of a feed page. The author id rides along so that unfollowing removes
+    that author's entries without decoding keys (seed 004). No foreign-key
+    constraints: this is derived data, written 100,000 rows at a time, and the
+    read joins to live posts anyway.
+
+    An inbox is complete above its oldest entry: every post of the authors
+    pushed to it with a newer key is there. Reads that go below fall back to
+    the pull model.
+    """
+
+    pk = models.CompositePrimaryKey("owner_id", "timeline_key")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
+    timeline_key = KeyField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
+
+    class Meta:
+        verbose_name_plural = "inbox entries"
+
+    def __str__(self) -> str:
+        return f"{self.owner_id}:{self.timeline_key}"
+
+
+class TimelineState(models.Model):
+    """A reader whose inbox is being kept: pushed to, and trusted on reads.
+
+    No row means the inbox must be rebuilt by pull before it is read: a reader
+    who never came, or who came back after missing pushes while inactive.
+    """
+
+    owner = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    built_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"timeline of {self.owner_id}"
+
+
+class PullAuthor(models.Model):
+    """An author some of whose posts were not pushed: readers pull them.
+
+    Fan-out adds the author when it skips a post for being by a big account;
+    the row stays, so posts from that time are still pulled after the
+    account shrinks below the threshold.
+    """
+
+    author = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    since = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"pull {self.author_id}"
+
+
+class FanOut(models.Model):
+    """The delivery of one post: an outbox row written with the post, and its lag.
+
+    Written in the post's own transaction (post_save), so a post whose task
+    never ran is found by the sweeper. ``finished_at - created_at`` is the
+    fan-out lag.
+    """
+
+    class Mode(models.TextChoices):
+        PUSH = "push"
+        PULL = "pull"
+
+    post = models.OneToOneField(
+        "posts.Post", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    mode = models.CharField(max_length=4, choices=Mode.choices, blank=True)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    recipients = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["created_at"],
+                name="fanout_pending_idx",
+                condition=models.Q(finished_at__isnull=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"fan-out of {self.post_id}"
+
+    @property
+    def lag_ms(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.created_at).total_seconds() * 1000
+
+
+class CacheGeneration(models.Model):
+    """One row: bumped whenever a Redis write fails, so no cache missing it is read.
+
+    Redis keys carry the generation; after an outage every reader's cache is
+    refilled from the inbox table instead of serving what was missed.
+    """
+
+    value = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"cache generation {self.value}"
