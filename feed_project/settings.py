@@ -135,7 +135,14 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Publishing to a broker that is down must fail fast so the post still lands.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+# An unacknowledged task (its worker died) is handed out again after the
+# visibility timeout: fan-out tasks take seconds, so minutes is plenty.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "visibility_timeout": _read("CELERY_VISIBILITY_TIMEOUT", "int", 300),
+}
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BEAT_SCHEDULE = {
     "sweep-undelivered-posts": {"task": "timelines.sweep_undelivered", "schedule": 60.0},
