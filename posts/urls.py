@@ -1,0 +1,12 @@
+from django.urls import path
+
+from posts import views
+
+app_name = "posts"
+
+urlpatterns = [
+    path("new/", views.new_post, name="new"),
+    # Any string: a malformed id is a 404 from the view, not a resolver miss.
+    path("<str:post_id>/", views.detail, name="detail"),
+    path("<str:post_id>/delete/", views.delete, name="delete"),
+]

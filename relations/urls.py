@@ -1,0 +1,30 @@
+"""Everything under ``/@<username>/``, included at the site root."""
+
+from django.urls import path, register_converter
+
+from relations import views
+
+
+class UsernameConverter:
+    """The characters a username may have (accounts.models.username_validator)."""
+
+    regex = "[A-Za-z0-9_]+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(UsernameConverter, "username")
+
+app_name = "relations"
+
+urlpatterns = [
+    path("@<username:username>/", views.profile, name="profile"),
+    path("@<username:username>/followers/", views.followers, name="followers"),
+    path("@<username:username>/following/", views.following, name="following"),
+    path("@<username:username>/follow/", views.follow, name="follow"),
+    path("@<username:username>/unfollow/", views.unfollow, name="unfollow"),
+]
