@@ -223,70 +223,60 @@ def test_following_an_unknown_user_is_404(alice_client):
 # --- Followers and following lists ---------------------------------------------------
 
 
-def test_followers_list_marks_who_follows_you_and_friends(client, alice, bob, carol):
-    # Alice is followed by bob (fixture) and carol; alice follows bob back.
-    follow(follower=carol, followee=alice)
+def people(response) -> dict[str, str]:
+    """Each listed person's row, by username, in page order."""
+    rows = re.findall(r'<li class="person">(.*?)</li>', response.content.decode(), re.S)
+    return {re.search(r"@(\w+)<", row).group(1): row for row in rows}
+
+
+def test_followers_list_marks_who_follows_you_and_who_is_a_friend(client, alice, bob, carol):
+    # Bob follows alice (fixture); alice follows bob back; carol follows alice and bob.
     follow(follower=alice, followee=bob)
-    follow(follower=bob, followee=carol)
+    follow(follower=carol, followee=alice)
+    follow(follower=carol, followee=bob)
     client.force_login(bob)
 
     response = client.get("/@alice/followers/")
 
     assert response.status_code == 200
-    people = re.findall(r'<li class="person">(.*?)</li>', response.content.decode(), re.S)
-    assert len(people) == 2
-    carol_row, bob_row = people  # newest follow first
-    assert "@carol" in carol_row
-    assert "follows you" not in carol_row  # bob follows carol, not the other way
-    assert "@bob" in bob_row
+    rows = people(response)
+    assert list(rows) == ["carol", "bob"]  # newest follow first
+    assert "follows you" in rows["carol"]
+    assert "friends" not in rows["carol"]  # bob does not follow carol
+    assert "follows you" not in rows["bob"]  # bob is the viewer
+
+    rows = people(client.get("/@bob/followers/"))
+    assert list(rows) == ["carol", "alice"]
+    assert "follows you" in rows["alice"]
+    assert "friends" in rows["alice"]
+    assert "friends" not in rows["carol"]
 
 
-def test_following_list_marks_friends(client, alice, bob, carol):
-    follow(follower=alice, followee=bob)  # alice and bob are now friends
+def test_following_list_marks_who_follows_you_and_who_is_a_friend(client, alice, bob, carol):
     follow(follower=alice, followee=carol)
-    client.force_login(bob)
-
-    response = client.get("/@alice/following/")
-
-    people = re.findall(r'<li class="person">(.*?)</li>', response.content.decode(), re.S)
-    carol_row, bob_row = people
-    assert "follows you" not in carol_row and "friends" not in carol_row
-    assert "@bob" in bob_row
-    assert "follows you" not in bob_row and "friends" not in bob_row  # bob is the viewer
-
-    client.force_login(carol)
-    response = client.get("/@alice/following/")
-    carol_row, bob_row = re.findall(
-        r'<li class="person">(.*?)</li>', response.content.decode(), re.S
-    )
-    assert "follows you" not in carol_row
-    assert "follows you" not in bob_row
-
-
-def test_followers_list_shows_follows_you_and_friends_to_the_viewer(client, alice, bob):
-    follow(follower=alice, followee=bob)  # mutual: alice and bob are friends
+    follow(follower=carol, followee=bob)
+    follow(follower=bob, followee=carol)  # bob and carol are friends
     dora = UserFactory(username="dora")
-    follow(follower=dora, followee=alice)
-    follow(follower=dora, followee=bob)  # dora follows bob, bob does not follow back
+    follow(follower=alice, followee=dora)
+    follow(follower=dora, followee=bob)  # dora follows bob, bob does not follow dora
     client.force_login(bob)
 
-    response = client.get("/@alice/followers/")
+    rows = people(client.get("/@alice/following/"))
 
-    dora_row, bob_row = re.findall(
-        r'<li class="person">(.*?)</li>', response.content.decode(), re.S
-    )
-    assert "@dora" in dora_row
-    assert "follows you" in dora_row
-    assert "friends" not in dora_row
-    assert "@bob" in bob_row
+    assert list(rows) == ["dora", "carol"]  # newest follow first
+    assert "follows you" in rows["dora"]
+    assert "friends" not in rows["dora"]
+    assert "follows you" in rows["carol"]
+    assert "friends" in rows["carol"]
 
-    response = client.get("/@bob/followers/")
-    dora_row, alice_row = re.findall(
-        r'<li class="person">(.*?)</li>', response.content.decode(), re.S
-    )
-    assert "follows you" in alice_row
-    assert "friends" in alice_row
-    assert "friends" not in dora_row
+
+def test_follow_lists_show_no_marks_to_visitors(client, alice, bob):
+    follow(follower=alice, followee=bob)
+
+    rows = people(client.get("/@alice/followers/"))
+
+    assert list(rows) == ["bob"]
+    assert 'class="mark' not in rows["bob"]
 
 
 def test_followers_list_pages_with_cursor_links(client, alice):
