@@ -7,7 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from posts import selectors, services
 from posts.forms import PostForm
@@ -43,7 +43,7 @@ def new_post(request: HttpRequest) -> HttpResponse:
     return redirect("timelines:home")
 
 
-@require_GET
+@require_safe
 def detail(request: HttpRequest, post_id: str) -> HttpResponse:
     post = _visible_post_or_404(post_id)
     return render(request, "posts/detail.html", {"post": post})

@@ -6,7 +6,7 @@ from django.core.exceptions import BadRequest
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.models import User
 from feed_project.pagination import BadCursor, Cursor, Page
@@ -35,7 +35,7 @@ def _redirect_back(request: HttpRequest, person: User) -> HttpResponse:
     return redirect("relations:profile", username=person.username)
 
 
-@require_GET
+@require_safe
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     person = _user_or_404(username)
     try:
@@ -62,12 +62,12 @@ def _relation_list(request: HttpRequest, username: str, *, which: str) -> HttpRe
     return render(request, "relations/relation_list.html", context)
 
 
-@require_GET
+@require_safe
 def followers(request: HttpRequest, username: str) -> HttpResponse:
     return _relation_list(request, username, which="followers")
 
 
-@require_GET
+@require_safe
 def following(request: HttpRequest, username: str) -> HttpResponse:
     return _relation_list(request, username, which="following")
 

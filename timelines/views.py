@@ -1,14 +1,14 @@
 from django.core.exceptions import BadRequest
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from feed_project.pagination import BadCursor, Cursor
 from posts.forms import PostForm
 from timelines.selectors import home_feed
 
 
-@require_GET
+@require_safe
 def home(request: HttpRequest) -> HttpResponse:
     """The reader's home feed, or a welcome page for visitors."""
     if not request.user.is_authenticated:

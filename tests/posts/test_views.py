@@ -206,3 +206,8 @@ def test_deleting_an_unknown_or_deleted_post_is_404(alice_client, alice_post):
 
     assert alice_client.post(f"/posts/{alice_post.pk}/delete/").status_code == 404
     assert alice_client.post("/posts/nonsense/delete/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_detail_answers_head_requests(client, alice_post):
+    assert client.head(f"/posts/{alice_post.pk}/").status_code == 200

@@ -38,7 +38,7 @@ def test_profile_shows_counters_bio_and_posts_newest_first(client, alice, bob):
     content = response.content.decode()
     assert "Down the &lt;rabbit&gt; hole." in content
     assert "<strong>2</strong> posts" in content
-    assert "<strong>1</strong> followers" in content
+    assert "<strong>1</strong> follower<" in content
     assert "<strong>0</strong> following" in content
     assert post_ids(response) == [second, first]
     assert link(response, "next") is None
