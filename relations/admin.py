@@ -1,0 +1,67 @@
+"""The follow graph in the admin, read-only, on each user's page.
+
+Django 5.2's admin refuses to register a model with a composite primary key
+(``AdminSite.register`` raises ImproperlyConfigured), and ``Follower`` and
+``Followee`` have one. So the graph is shown where a moderator looks for it:
+the user's admin page lists their newest followers and followees, with the
+counters, and links to the full keyset-paginated public lists.
+
+Follows are never added or removed here: ``relations.services.follow`` and
+``unfollow`` write both tables and both counters in one transaction, so the
+two tables stay mirror images and the counters stay true.
+"""
+
+from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from accounts.admin import UserAdmin
+from accounts.models import User
+from relations.models import Followee, Follower
+
+SHOWN = 20
+
+
+def _user_links(users: list[User], full_list: str) -> SafeString:
+    if not users:
+        return format_html("<em>none</em>")
+    links = format_html_join(
+        ", ",
+        '<a href="{}">{}</a>',
+        ((reverse("admin:accounts_user_change", args=[user.pk]), user.username) for user in users),
+    )
+    return format_html('{} &mdash; <a href="{}">full list</a>', links, full_list)
+
+
+class FollowGraphUserAdmin(UserAdmin):
+    """The accounts UserAdmin plus the user's newest followers and followees."""
+
+    readonly_fields = (*UserAdmin.readonly_fields, "newest_followers", "newest_followees")
+    fieldsets = (
+        *UserAdmin.fieldsets,
+        ("Follow graph (read-only)", {"fields": ("newest_followers", "newest_followees")}),
+    )
+
+    @admin.display(description=f"newest {SHOWN} followers")
+    def newest_followers(self, user: User) -> SafeString:
+        # Served by follower_list_idx (user, -created_at, -follower).
+        rows = (
+            Follower.objects.filter(user_id=user.pk)
+            .select_related("follower")
+            .order_by("-created_at", "-follower_id")[:SHOWN]
+        )
+        return _user_links([row.follower for row in rows], f"/@{user.username}/followers/")
+
+    @admin.display(description=f"newest {SHOWN} followees")
+    def newest_followees(self, user: User) -> SafeString:
+        rows = (
+            Followee.objects.filter(user_id=user.pk)
+            .select_related("followee")
+            .order_by("-created_at", "-followee_id")[:SHOWN]
+        )
+        return _user_links([row.followee for row in rows], f"/@{user.username}/following/")
+
+
+admin.site.unregister(User)
+admin.site.register(User, FollowGraphUserAdmin)
