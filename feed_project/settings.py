@@ -8,6 +8,7 @@ naming the variable.
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -17,16 +18,41 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 
+_BOOLEANS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+
+
 def _read(name: str, reader: str, default: Any, **kwargs: Any) -> Any:
     """Read one variable with django-environ; a bad value names the variable."""
+    raw = env.str(name, default="")
+    if reader == "bool" and raw and raw.strip().lower() not in _BOOLEANS:
+        # environ's bool() takes any unknown word for False: "enabled" would
+        # silently switch a feature off.
+        raise ImproperlyConfigured(f"Environment variable {name} must be a boolean, not {raw!r}")
     try:
-        return getattr(env, reader)(name, default=default, **kwargs)
+        value = getattr(env, reader)(name, default=default, **kwargs)
     except ImproperlyConfigured:
         raise
     except Exception as exc:
         raise ImproperlyConfigured(
             f"Environment variable {name} has an invalid value: {exc}"
         ) from exc
+    if reader == "db" and (
+        raw and (urlsplit(raw).scheme not in environ.Env.DB_SCHEMES or not value.get("ENGINE"))
+    ):
+        raise ImproperlyConfigured(
+            f"Environment variable {name} is not a database URL such as "
+            "postgres://user@host:5432/name or sqlite:///path/db.sqlite3"
+        )
+    return value
 
 
 DEBUG: bool = _read("DEBUG", "bool", False)

@@ -33,6 +33,12 @@ class KeyField(models.CharField):
             return f"char({ids.KEY_LENGTH})"
         return super().db_type(connection)
 
+    def get_placeholder(self, value: Any, compiler: Any, connection: Any) -> str:
+        # Having this hook keeps bulk_create off PostgreSQL's UNNEST path,
+        # which casts to the type without its length: char(16)[] would
+        # become char[], that is char(1), and cut every key to one character.
+        return "%s"
+
     def db_parameters(self, connection: Any) -> dict[str, Any]:
         params = super().db_parameters(connection)
         if connection.vendor == "postgresql":

@@ -73,7 +73,7 @@ def decode_number(text: str) -> int:
 
 
 def _check(key: str) -> None:
-    if not isinstance(key, str) or len(key) != KEY_LENGTH:
+    if not is_timeline_key(key):
         raise InvalidKey("a key is 16 characters of 0-9A-Z")
 
 
@@ -130,11 +130,12 @@ def timeline_key_to_post_id(key: str) -> str:
 
 
 def author_of_timeline_key(key: str) -> int:
+    _check(key)
     return decode_number(key[TIME_WIDTH : TIME_WIDTH + AUTHOR_WIDTH])
 
 
 def is_timeline_key(text: object) -> bool:
-    """True for a well-formed key (used to validate ?before= and ?after=)."""
+    """True for a well-formed key, post id or timeline key (same alphabet and length)."""
     if not isinstance(text, str) or len(text) != KEY_LENGTH:
         return False
     return all(char in _DIGITS for char in text)

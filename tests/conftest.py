@@ -9,6 +9,12 @@ PASSWORD = "correct-horse-battery"
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Hashing with PBKDF2 costs ~0.5 s a user on this machine; tests don't need it."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _eager_celery_and_clean_cache():
     """Tasks run in process (a worker test opts out); each test starts with empty caches."""
     celery_app.conf.task_always_eager = True

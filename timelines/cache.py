@@ -100,7 +100,9 @@ def generation() -> int:
 def invalidate_all(reason: str) -> None:
     """A write to Redis failed: no cache written before now may be read again."""
     logger.warning("inbox caches invalidated: %s", reason)
-    CacheGeneration.objects.filter(pk=1).update(value=F("value") + 1)
+    if not CacheGeneration.objects.filter(pk=1).update(value=F("value") + 1):
+        # The row is gone (manage.py flush): recreate it one past the implied 0.
+        CacheGeneration.objects.update_or_create(pk=1, defaults={"value": 1})
 
 
 def _keys(owner_id: int, gen: int) -> list[str]:

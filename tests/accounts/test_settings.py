@@ -63,26 +63,12 @@ def test_ratelimit_enabled_0_turns_rate_limits_off():
     ("variable", "value"),
     [
         ("DATABASE_URL", "postgres://postgres@127.0.0.1:notaport/feed"),
-        pytest.param(
-            "DATABASE_URL",
-            "not-a-url",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="settings bug: a DATABASE_URL without a known scheme ends in "
-                "KeyError: 'ENGINE', which does not name the variable",
-            ),
-        ),
-        pytest.param(
-            "DATABASE_URL",
-            "nosuchdb://host/name",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="settings bug: an unknown scheme is taken as the ENGINE; the error "
-                "names 'nosuchdb', not DATABASE_URL",
-            ),
-        ),
+        ("DATABASE_URL", "not-a-url"),
+        ("DATABASE_URL", "nosuchdb://host/name"),
         ("FEED_INBOX_CAP", "abc"),
         ("REDIS_URL", "foo"),
+        ("RATELIMIT_ENABLED", "enabled"),
+        ("DEBUG", "perhaps"),
     ],
 )
 def test_a_malformed_variable_stops_start_up_with_a_message_naming_it(variable, value):

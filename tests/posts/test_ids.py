@@ -82,11 +82,6 @@ def test_keys_that_are_not_strings_raise_invalid_key(value):
     assert not ids.is_timeline_key(value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="posts.ids bug: the converters check the length only, so lowercase or NUL "
-    "passes through (post_id_to_timeline_key('abcdefghijklmnop') == 'ghijklmnabcdefop')",
-)
 @given(malformed)
 def test_converting_a_malformed_key_raises_invalid_key(text):
     for convert in (ids.post_id_to_timeline_key, ids.timeline_key_to_post_id):
@@ -222,12 +217,6 @@ def test_the_database_orders_ids_and_timeline_keys_like_python(authors_at_carrie
         assert list(ranged) == mine
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="posts.fields bug: on PostgreSQL, Django 5.2's UNNEST bulk insert casts KeyField "
-    "values to char[] (its db_type char(16) minus the length), that is character(1), so "
-    "every id and timeline key is cut to its first character",
-)
 def test_bulk_created_posts_keep_their_whole_ids(alice):
     if connection.vendor != "postgresql":
         pytest.skip("the UNNEST bulk insert is PostgreSQL's")

@@ -189,14 +189,6 @@ def test_the_site_pages_work_with_redis_down(
         assert reference_keys(reader) == [during.timeline_key, before.timeline_key]
 
 
-UNNEST_BUG = (
-    "engine bug: InboxEntry.objects.bulk_create() of 2+ rows on PostgreSQL truncates every "
-    "timeline key to its first character: Django 5.2 inserts through "
-    "UNNEST(%s::char[]), stripping KeyField's db_type char(16) to char, i.e. char(1)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=UNNEST_BUG)
 @pytest.mark.django_db
 def test_an_inbox_rebuilt_from_several_posts_holds_their_whole_keys(alice, bob, publish, activate):
     activate(bob)  # bob's inbox is not built yet: his first read rebuilds it
@@ -205,15 +197,14 @@ def test_an_inbox_rebuilt_from_several_posts_holds_their_whole_keys(alice, bob, 
     rebuild(owner_id=bob.pk)
 
     stored = InboxEntry.objects.filter(owner_id=bob.pk).values_list("timeline_key", flat=True)
-    assert sorted(stored) == sorted(keys)  # today: ['0               '] (both keys collapse)
-    assert feed_keys(bob) == keys[::-1] == reference_keys(bob)  # today: InvalidKey, a 500 on /
+    assert sorted(stored) == sorted(keys)
+    assert feed_keys(bob) == keys[::-1] == reference_keys(bob)
 
 
 @pytest.mark.django_db
 def test_a_cache_that_missed_a_write_during_an_outage_is_never_served_after_it(
     alice, bob, publish, activate
 ):
-    # The migration's row; see the xfail test below for when it is missing.
     CacheGeneration.objects.get_or_create(pk=1)
     activate(bob)
     first = publish(alice, "first")
@@ -233,12 +224,6 @@ def test_a_cache_that_missed_a_write_during_an_outage_is_never_served_after_it(
     assert CachedInbox(bob.pk, cache.generation()).older(None, 10) == [second, first]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: cache.invalidate_all() is an UPDATE of CacheGeneration pk=1, a no-op "
-    "when the row is missing (manage.py flush, a transactional test's flush), so the "
-    "generation never moves and the stale cache is served",
-)
 @pytest.mark.django_db
 def test_a_missed_cache_write_is_not_served_even_without_a_generation_row(
     alice, bob, publish, activate
