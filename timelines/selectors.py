@@ -18,8 +18,7 @@ from feed_project.pagination import BadCursor, Cursor, Page, make_page
 from posts import ids
 from posts.models import Post
 from relations.models import Followee
-from timelines import pull, services
-from timelines import cache
+from timelines import cache, pull, services
 from timelines.cache import CachedInbox
 from timelines.models import CacheGeneration, InboxEntry, PullAuthor, TimelineState
 

@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from accounts.models import User
 from feed_project.pagination import Cursor
-from posts import ids
 from posts.models import Post
 from relations.models import Followee, Follower
 from timelines import cache, pull
@@ -60,7 +59,7 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
     if post is None:
         return []
     now = timezone.now()
-    fan_out, _ = FanOut.objects.get_or_create(post_id=post_id, defaults={"created_at": now})
+    FanOut.objects.get_or_create(post_id=post_id, defaults={"created_at": now})
     if post.is_deleted:
         _finish(post_id, now)
         return []
@@ -73,7 +72,11 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
     push_keys(owner_id=post.author_id, entries=[(post.timeline_key, post.author_id)])
     chunks = follower_chunks(post.author_id, settings.FEED_FANOUT_CHUNK)
     FanOut.objects.filter(pk=post_id).update(
-        mode=FanOut.Mode.PUSH, started_at=now, chunks_total=len(chunks), chunks_done=0
+        mode=FanOut.Mode.PUSH,
+        started_at=now,
+        chunks_total=len(chunks),
+        chunks_done=0,
+        recipients=0,
     )
     if not chunks:
         _finish(post_id, now)

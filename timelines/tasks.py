@@ -9,9 +9,8 @@ queues one task per chunk, so workers share a big fan-out.
 
 import logging
 from collections.abc import Callable
-from typing import Any
-
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
