@@ -34,6 +34,7 @@ class User(AbstractUser):
     followers_count = models.PositiveIntegerField(default=0)
     following_count = models.PositiveIntegerField(default=0)
     posts_count = models.PositiveIntegerField(default=0)
+    unread_notifications = models.PositiveIntegerField(default=0, db_default=0)
 
     objects = CaseInsensitiveUserManager()
 

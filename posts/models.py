@@ -11,7 +11,8 @@ MAX_POST_LENGTH = 500
 
 class PostQuerySet(models.QuerySet["Post"]):
     def visible(self) -> "PostQuerySet":
-        return self.filter(deleted_at__isnull=True)
+        """Neither deleted by its author nor hidden by a moderator."""
+        return self.filter(deleted_at__isnull=True, hidden_at__isnull=True)
 
     def by_author(self, author_id: int) -> "PostQuerySet":
         """One author's posts: a range scan on the primary key, no secondary index."""
@@ -22,9 +23,18 @@ class PostQuerySet(models.QuerySet["Post"]):
 class Post(models.Model):
     """A post. Its id starts with its author and then its time (posts.ids).
 
+    A repost is a post of the reposter with ``repost_of`` set and no text (as
+    Mastodon's reblogs are): it has its own id and timeline key, the time of
+    the repost, so delivery treats it like any post; feeds show the original.
+    A reply is a post with ``in_reply_to`` set.
+
     Deleting keeps the row (so its id is never given out again and feeds that
     still hold its key simply skip it) but drops the text at once.
     """
+
+    class HiddenReason(models.TextChoices):
+        MODERATOR = "moderator", "hidden by a moderator"
+        SUSPENSION = "suspension", "author suspended"
 
     id = KeyField(primary_key=True)
     timeline_key = KeyField(editable=False)
@@ -32,10 +42,57 @@ class Post(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="posts", db_index=False
     )
-    text = models.TextField(max_length=MAX_POST_LENGTH)
+    text = models.TextField(max_length=MAX_POST_LENGTH, blank=True)
+    in_reply_to = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="replies",
+        db_index=False,
+    )
+    repost_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="reposts",
+        db_index=False,
+    )
+    # Database defaults too, so bulk loads (seed_demo's COPY) may leave them out.
+    reply_count = models.PositiveIntegerField(default=0, db_default=0)
+    like_count = models.PositiveIntegerField(default=0, db_default=0)
+    repost_count = models.PositiveIntegerField(default=0, db_default=0)
     deleted_at = models.DateTimeField(null=True, blank=True)
+    hidden_at = models.DateTimeField(null=True, blank=True)
+    hidden_reason = models.CharField(
+        max_length=10, choices=HiddenReason.choices, blank=True, default="", db_default=""
+    )
 
     objects = PostQuerySet.as_manager()
+
+    class Meta:
+        indexes = [
+            # The replies of a post, in time order (thread pages).
+            models.Index(
+                fields=["in_reply_to", "timeline_key"],
+                name="post_replies_idx",
+                condition=models.Q(in_reply_to__isnull=False),
+            ),
+            # Who reposted a post (feed collapsing, "reposted by").
+            models.Index(
+                fields=["repost_of", "author"],
+                name="post_reposts_idx",
+                condition=models.Q(repost_of__isnull=False),
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["author", "repost_of"],
+                name="one_live_repost_per_author",
+                condition=models.Q(repost_of__isnull=False, deleted_at__isnull=True),
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.id
@@ -47,3 +104,79 @@ class Post(models.Model):
     @property
     def is_deleted(self) -> bool:
         return self.deleted_at is not None
+
+
+class Like(models.Model):
+    """``user`` likes ``post``. Keyed by user: "which of these did I like" is one range."""
+
+    pk = models.CompositePrimaryKey("user_id", "post_id")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.user_id} likes {self.post_id}"
+
+
+class Report(models.Model):
+    """A user's report of a post or a profile, and what a moderator did about it."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        ACTIONED = "actioned"
+        DISMISSED = "dismissed"
+
+    reporter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reports_filed"
+    )
+    post = models.ForeignKey(
+        Post, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reports_against"
+    )
+    reason = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField()
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.OPEN)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    action = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "-created_at"], name="report_queue_idx")]
+        permissions = [("moderate", "Can hide posts, suspend users and work the report queue")]
+
+    def __str__(self) -> str:
+        return f"report {self.pk} on {self.post_id or self.user_id}"
+
+
+class ModerationLog(models.Model):
+    """Every moderation action: who did what to which post or user, and when."""
+
+    moderator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    action = models.CharField(max_length=30)
+    post = models.ForeignKey(
+        Post, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    note = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.moderator_id}"

@@ -60,3 +60,47 @@ class Followee(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} follows {self.followee_id}"
+
+
+class Block(models.Model):
+    """``user`` blocks ``blocked``: neither sees the other, neither can follow the other."""
+
+    pk = models.CompositePrimaryKey("user_id", "blocked_id")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    blocked = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(user=models.F("blocked")), name="block_not_self"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} blocks {self.blocked_id}"
+
+
+class Mute(models.Model):
+    """``user`` mutes ``muted``: their posts and reposts leave ``user``'s feed."""
+
+    pk = models.CompositePrimaryKey("user_id", "muted_id")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    muted = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(user=models.F("muted")), name="mute_not_self"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} mutes {self.muted_id}"

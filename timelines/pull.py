@@ -20,7 +20,8 @@ SELECT p.timeline_key, p.author_id
 FROM unnest(%(lows)s::char(16)[], %(highs)s::char(16)[]) AS b(low, high)
 CROSS JOIN LATERAL (
     SELECT timeline_key, author_id FROM {posts} p
-    WHERE p.id >= b.low AND p.id < b.high AND p.deleted_at IS NULL {cursor_filter}
+    WHERE p.id >= b.low AND p.id < b.high
+      AND p.deleted_at IS NULL AND p.hidden_at IS NULL {cursor_filter}
     ORDER BY p.id {direction}
     LIMIT %(per_author)s
 ) p
