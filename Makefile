@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/feed_test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run test lint smoke clean
+.PHONY: install run test lint smoke clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,14 @@ run: install
 lint: install
 	$(BIN)/ruff check .
 
-test: install lint
+# The browser tests drive Debian's chromium (browsers cannot be downloaded here).
+chromium:
+	@command -v chromium >/dev/null || (echo "Installing Debian's chromium for the browser tests..." \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+		|| { echo "make test: Debian's 'chromium' package is missing and apt-get could not install it" \
+		"(run 'apt-get install chromium' as root); the browser tests need /usr/bin/chromium." >&2; exit 1; }
+
+test: install lint chromium
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python scripts/check_services.py
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) RATELIMIT_ENABLED=0 \
 		$(BIN)/pytest -p no:cacheprovider

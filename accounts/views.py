@@ -5,13 +5,16 @@ from django.contrib.auth.views import LoginView
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.decorators import method_decorator
 from django.views.decorators.http import require_http_methods
 
 from accounts import services
 from accounts.forms import ProfileForm, SignupForm
+from feed_project.ratelimits import ratelimit
 
 
 @require_http_methods(["GET", "POST"])
+@ratelimit("signup")
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("timelines:home")
@@ -36,6 +39,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/signup.html", {"form": form}, status=status)
 
 
+@method_decorator(ratelimit("login"), name="post")
 class SiteLoginView(LoginView):
     template_name = "accounts/login.html"
     redirect_authenticated_user = True

@@ -6,6 +6,7 @@ URL being set. A malformed value stops start-up with ImproperlyConfigured
 naming the variable.
 """
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -237,4 +238,54 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": _read("LOG_LEVEL", "str", "WARNING")},
     "loggers": {"timelines": {"level": _read("LOG_LEVEL", "str", "INFO")}},
+}
+
+# --- Rate limits and Content-Security-Policy (feed_project/ratelimits.py) -----
+# Each limited action has a per-user and a per-IP rate, "COUNT/PERIOD" with
+# PERIOD one of s, m, h, d (django-ratelimit's syntax: "20/m", "100/h",
+# "5/10m"), each overridable by the environment variable of the same name; an
+# empty value switches that one limit off. Only POSTs count. Sign-up has no
+# user yet: its "user" rate is off. Log-in's "user" rate is per username
+# typed, so one account cannot be guessed at from many addresses.
+# RATELIMIT_ENABLED=0 (read above) switches every limit off. The counters live
+# in the default cache: Redis when REDIS_URL is set (shared by all workers; a
+# Redis outage fails open), else per-process memory.
+def _rate(name: str, default: str) -> str:
+    """A rate such as "20/m" (or "" for no limit); anything else stops start-up."""
+    value: str = _read(name, "str", default).strip()
+    if value and not re.fullmatch(r"[1-9][0-9]*/[0-9]*[smhd]", value):
+        raise ImproperlyConfigured(
+            f"Environment variable {name} must be a rate such as 20/m or 100/h, not {value!r}"
+        )
+    return value
+
+
+RATELIMIT_RATES: dict[str, tuple[str, str]] = {
+    # action: (per-user rate, per-IP rate)
+    "post": (_rate("RATELIMIT_POST", "30/m"), _rate("RATELIMIT_POST_IP", "120/m")),
+    "follow": (_rate("RATELIMIT_FOLLOW", "60/m"), _rate("RATELIMIT_FOLLOW_IP", "240/m")),
+    "like": (_rate("RATELIMIT_LIKE", "120/m"), _rate("RATELIMIT_LIKE_IP", "480/m")),
+    "signup": ("", _rate("RATELIMIT_SIGNUP_IP", "10/h")),
+    "login": (_rate("RATELIMIT_LOGIN", "10/m"), _rate("RATELIMIT_LOGIN_IP", "30/m")),
+}
+# Behind a reverse proxy REMOTE_ADDR is the proxy: name the request.META key
+# that carries the client's address instead (e.g. HTTP_X_REAL_IP).
+RATELIMIT_IP_META_KEY: str = _read("RATELIMIT_IP_META_KEY", "str", "REMOTE_ADDR")
+RATELIMIT_FAIL_OPEN = True
+
+# django-csp 4: no inline script or style anywhere, so no 'unsafe-inline'.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+    "csp.middleware.CSPMiddleware",
+)
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+        "base-uri": ["'none'"],
+    }
 }

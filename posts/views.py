@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
+from feed_project.ratelimits import ratelimit
 from posts import selectors, services
 from posts.forms import PostForm
 from posts.models import Post
@@ -33,6 +34,7 @@ def _safe_next(request: HttpRequest) -> str | None:
 
 @require_POST
 @login_required
+@ratelimit("post")
 def new_post(request: HttpRequest) -> HttpResponse:
     form = PostForm(request.POST)
     if not form.is_valid():

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from accounts.models import User
 from feed_project.pagination import BadCursor, Cursor, Page
+from feed_project.ratelimits import ratelimit
 from posts.selectors import author_posts_page
 from relations import selectors, services
 from relations.services import SelfFollowError
@@ -74,6 +75,7 @@ def following(request: HttpRequest, username: str) -> HttpResponse:
 
 @require_POST
 @login_required
+@ratelimit("follow")
 def follow(request: HttpRequest, username: str) -> HttpResponse:
     person = _user_or_404(username)
     try:
@@ -90,6 +92,7 @@ def follow(request: HttpRequest, username: str) -> HttpResponse:
 
 @require_POST
 @login_required
+@ratelimit("follow")
 def unfollow(request: HttpRequest, username: str) -> HttpResponse:
     person = _user_or_404(username)
     if services.unfollow(follower=request.user, followee=person):

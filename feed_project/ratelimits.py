@@ -1,0 +1,107 @@
+"""Rate limits on the actions people can flood: posting, following, liking, sign-up, log-in.
+
+A view is limited by one decorator line, ``@ratelimit("post")``, placed next
+to the ``def`` (under ``require_POST`` and ``login_required``, so only
+requests that would really act are counted). Each action has a per-user and a
+per-IP rate, ``settings.RATELIMIT_RATES`` (documented in the settings). Only
+POSTs count. Over either rate the view is not run: the answer is a 429 page
+with ``Retry-After``.
+
+Counting is django-ratelimit's (``django_ratelimit.core.get_usage``): a
+fixed window per key in the default cache, created with ``add`` and bumped
+with the cache's atomic ``incr``. When the cache fails (Redis down; the cache
+ignores the error and answers None), ``RATELIMIT_FAIL_OPEN`` lets the request
+through rather than refusing everyone.
+"""
+
+import ipaddress
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django_ratelimit.core import get_usage
+
+View = Callable[..., HttpResponse]
+
+ACTIONS = ("post", "follow", "like", "signup", "login")
+
+
+def client_ip(request: HttpRequest) -> str:
+    """The client's address, an IPv6 one cut to its /64 (one home or phone network)."""
+    raw = str(request.META.get(settings.RATELIMIT_IP_META_KEY, "") or "")
+    # X-Forwarded-For style headers list the client first.
+    raw = raw.split(",")[0].strip()
+    try:
+        address = ipaddress.ip_address(raw)
+    except ValueError:
+        return raw[:64] or "unknown"
+    if address.version == 6:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False).network_address)
+    return str(address)
+
+
+def _user_key(action: str, request: HttpRequest) -> str | None:
+    if action == "login":
+        # Per account tried, whoever tries it: case-folded like usernames are.
+        username = request.POST.get("username", "")
+        return username.strip().lower()[:150] or None
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated:
+        return str(user.pk)
+    return None
+
+
+def retry_after(request: HttpRequest, action: str) -> int | None:
+    """Count this request; the seconds to wait when it is over a limit, else None."""
+    if not settings.RATELIMIT_ENABLED or request.method != "POST":
+        return None
+    user_rate, ip_rate = settings.RATELIMIT_RATES[action]
+    keys = [(user_rate, "user", _user_key(action, request)), (ip_rate, "ip", client_ip(request))]
+    wait: int | None = None
+    for rate, scope, value in keys:
+        if not rate or value is None:
+            continue
+        usage = get_usage(
+            request,
+            group=f"{action}:{scope}",
+            key=lambda _group, _request, value=value: value,
+            rate=rate,
+            method="POST",
+            increment=True,
+        )
+        if usage is not None and usage["should_limit"]:
+            wait = max(wait or 1, usage["time_left"], 1)
+    return wait
+
+
+def too_many_requests(request: HttpRequest, wait: int) -> HttpResponse:
+    """The friendly 429 page, with Retry-After in seconds."""
+    if wait < 90:
+        wait_text = f"{wait} second{'s' if wait != 1 else ''}"
+    else:
+        wait_text = f"about {round(wait / 60)} minutes"
+    context = {"retry_after": wait, "wait_text": wait_text}
+    response = render(request, "429.html", context, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
+def ratelimit(action: str) -> Callable[[View], View]:
+    """Limit a view as ``action`` (one of ACTIONS) per user and per IP."""
+    if action not in ACTIONS:
+        raise ValueError(f"unknown rate-limited action {action!r}")
+
+    def decorator(view: View) -> View:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            wait = retry_after(request, action)
+            if wait is not None:
+                return too_many_requests(request, wait)
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
