@@ -1,0 +1,161 @@
+"""Search: people by username and display name, posts by their text (docs/ARCHITECTURE.md).
+
+On PostgreSQL posts are matched with full-text search against
+``posts_search_document(text)`` (migration 0003_search), served by a GIN
+index: English words are stemmed ("running" finds "run"); CJK runs, written
+without spaces, are indexed as overlapping bigrams, so a query's CJK run is
+matched as a phrase of its bigrams (a single character as a prefix of one).
+People are matched with ``icontains``, served by a trigram GIN index.
+
+On SQLite (the embedded default) both are plain ``icontains`` scans.
+
+Posts come newest first, by timeline key, with ``?before=`` / ``?after=``
+cursors. Deleted, hidden and blocked content never shows; reposts (no text of
+their own) are not results.
+"""
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.postgres.search import SearchQuery, SearchVectorField
+from django.db import connection
+from django.db.models import Exists, Func, OuterRef, Q, QuerySet
+
+from accounts.models import User
+from feed_project.pagination import BadCursor, Cursor, Page, make_page
+from posts import ids
+from posts.models import Post
+from relations.models import Block
+
+MAX_QUERY_LENGTH = 200
+PEOPLE_SHOWN = 5
+
+# The same ranges as CJK in posts/migrations/0003_search.py: keep them in step.
+_CJK_RUN = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+class SearchDocument(Func):
+    """``posts_search_document(text)``: the expression the GIN index post_search_idx is on."""
+
+    function = "posts_search_document"
+    output_field = SearchVectorField()
+
+
+@dataclass
+class SearchResults:
+    query: str
+    people: list[User] = field(default_factory=list)
+    posts: Page[Post] = field(default_factory=lambda: Page(items=[]))
+
+
+def normalize_query(raw: str) -> str:
+    """The query with control characters (NUL among them) dropped and spaces collapsed."""
+    kept = "".join(" " if unicodedata.category(c).startswith("C") else c for c in raw)
+    return " ".join(kept.split())
+
+
+def full_text_query(query: str) -> SearchQuery | None:
+    """The tsquery for ``query``: English words, and CJK runs as phrases of bigrams.
+
+    None when the query has no word at all to look for.
+    """
+    parts: list[SearchQuery] = []
+    latin = _CJK_RUN.sub(" ", query).strip()
+    if latin:
+        parts.append(SearchQuery(latin, config="english", search_type="plain"))
+    for run in _CJK_RUN.findall(query):
+        # CJK characters are never tsquery syntax, so quoting them is enough.
+        if len(run) == 1:
+            raw = f"'{run}':*"  # any bigram starting with it, or a run's last character
+        else:
+            raw = " <-> ".join(f"'{run[i : i + 2]}'" for i in range(len(run) - 1))
+        parts.append(SearchQuery(raw, config="simple", search_type="raw"))
+    if not parts:
+        return None
+    combined = parts[0]
+    for part in parts[1:]:
+        combined &= part
+    return combined
+
+
+def _check_cursor(cursor: Cursor) -> None:
+    for value in (cursor.before, cursor.after):
+        if value is not None and not ids.is_timeline_key(value):
+            raise BadCursor("not a timeline key")
+
+
+def _viewer_id(viewer: User | AnonymousUser | None) -> int | None:
+    return viewer.pk if viewer is not None and viewer.is_authenticated else None
+
+
+def _without_blocked(rows: QuerySet, *, viewer_id: int | None, user_field: str) -> QuerySet:
+    """Drop rows whose ``user_field`` blocks the viewer or is blocked by them.
+
+    Both checks are primary-key probes of Block (user, blocked).
+    """
+    if viewer_id is None:
+        return rows
+    return rows.exclude(
+        Exists(Block.objects.filter(user_id=viewer_id, blocked_id=OuterRef(user_field)))
+    ).exclude(Exists(Block.objects.filter(user_id=OuterRef(user_field), blocked_id=viewer_id)))
+
+
+def matching_posts(query: str) -> QuerySet[Post]:
+    """Visible original posts (not reposts) whose text matches ``query``, in no order."""
+    posts = Post.objects.visible().filter(repost_of__isnull=True)
+    if connection.vendor != "postgresql":
+        return posts.filter(text__icontains=query)
+    tsquery = full_text_query(query)
+    if tsquery is None:
+        return posts.none()
+    return posts.alias(document=SearchDocument("text")).filter(document=tsquery)
+
+
+def search_people(*, query: str, viewer: User | AnonymousUser | None) -> list[User]:
+    """Active people whose username or display name contains ``query``, most followed first."""
+    people = User.objects.filter(is_active=True).filter(
+        Q(username__icontains=query) | Q(display_name__icontains=query)
+    )
+    people = _without_blocked(people, viewer_id=_viewer_id(viewer), user_field="pk")
+    return list(people.order_by("-followers_count", "pk")[:PEOPLE_SHOWN])
+
+
+def search_posts(
+    *, query: str, viewer: User | AnonymousUser | None, cursor: Cursor, limit: int | None = None
+) -> Page[Post]:
+    """One page of matching posts, newest first, with their authors; one query."""
+    _check_cursor(cursor)
+    limit = limit or settings.FEED_PAGE_SIZE
+    posts = _without_blocked(
+        matching_posts(query), viewer_id=_viewer_id(viewer), user_field="author_id"
+    ).select_related("author")
+    if cursor.newer_pages:
+        posts = posts.filter(timeline_key__gt=cursor.after).order_by("timeline_key")
+    else:
+        if cursor.before is not None:
+            posts = posts.filter(timeline_key__lt=cursor.before)
+        posts = posts.order_by("-timeline_key")
+    rows = list(posts[: limit + 1])
+    return make_page(rows, cursor=cursor, limit=limit, key=lambda post: post.timeline_key)
+
+
+def search(
+    *, query: str, viewer: User | AnonymousUser | None, cursor: Cursor, limit: int | None = None
+) -> SearchResults:
+    """People (first page only) and one page of posts for ``query``: at most two queries.
+
+    ``query`` should come through ``normalize_query``; an empty one finds nothing
+    and costs no query. Raises BadCursor for a cursor that is not a timeline key.
+    """
+    _check_cursor(cursor)
+    if not query:
+        return SearchResults(query=query)
+    first_page = cursor.before is None and cursor.after is None
+    return SearchResults(
+        query=query,
+        people=search_people(query=query, viewer=viewer) if first_page else [],
+        posts=search_posts(query=query, viewer=viewer, cursor=cursor, limit=limit),
+    )
