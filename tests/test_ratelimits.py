@@ -1,0 +1,173 @@
+"""Rate limits: over the rate a request is refused with a friendly 429 and Retry-After."""
+
+import os
+from unittest import mock
+
+import pytest
+from django.core.cache import cache
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from accounts.models import User
+from posts.models import Post
+from relations.models import Followee
+from tests.conftest import PASSWORD
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+RATES = {
+    "post": ("3/m", "5/m"),
+    "follow": ("3/m", "5/m"),
+    "like": ("3/m", "5/m"),
+    "signup": ("", "2/m"),
+    "login": ("3/m", "5/m"),
+}
+
+
+@pytest.fixture(autouse=True)
+def _limits_on():
+    """The suite runs with RATELIMIT_ENABLED=0: these tests switch small limits on."""
+    with override_settings(RATELIMIT_ENABLED=True, RATELIMIT_RATES=RATES):
+        cache.clear()
+        yield
+
+
+def _post_text(client: Client, n: int) -> int:
+    return client.post(reverse("posts:new"), {"text": f"post {n}"}).status_code
+
+
+def test_posting_over_the_user_rate_is_a_429_with_retry_after_and_writes_nothing(alice_client):
+    assert [_post_text(alice_client, n) for n in range(3)] == [302, 302, 302]
+    response = alice_client.post(reverse("posts:new"), {"text": "one too many"})
+    assert response.status_code == 429
+    assert 1 <= int(response["Retry-After"]) <= 65
+    assert b"Slow down" in response.content
+    assert "second" in response.content.decode()
+    assert Post.objects.count() == 3
+
+
+def test_a_limit_is_per_user(alice_client, carol):
+    for n in range(3):
+        _post_text(alice_client, n)
+    assert _post_text(alice_client, 3) == 429
+    other = Client(REMOTE_ADDR="10.0.0.2")
+    other.force_login(carol)
+    assert _post_text(other, 0) == 302
+
+
+def test_a_limit_is_per_ip_across_users(db):
+    users = [UserFactory() for _ in range(3)]
+    statuses = []
+    for user in users:
+        client = Client(REMOTE_ADDR="192.0.2.7")
+        client.force_login(user)
+        statuses += [_post_text(client, n) for n in range(2)]
+    # Five posts per minute from one address, whoever is signed in.
+    assert statuses == [302] * 5 + [429]
+
+
+def test_ipv6_addresses_of_one_network_share_a_limit(db):
+    users = [UserFactory() for _ in range(6)]
+    statuses = []
+    for n, user in enumerate(users):
+        client = Client(REMOTE_ADDR=f"2001:db8:1:2::{n + 1}")
+        client.force_login(user)
+        statuses.append(_post_text(client, n))
+    assert statuses == [302] * 5 + [429]
+
+
+def test_follow_and_unfollow_share_the_follow_limit(alice, alice_client, carol):
+    url_follow = reverse("relations:follow", args=["carol"])
+    url_unfollow = reverse("relations:unfollow", args=["carol"])
+    statuses = [alice_client.post(url).status_code for url in (url_follow, url_unfollow) * 2]
+    assert statuses == [302, 302, 302, 429]
+    # The third request (follow) went through, the fourth (unfollow) did not.
+    assert Followee.objects.filter(user=alice.pk, followee=carol.pk).exists()
+
+
+def test_signup_is_limited_per_ip():
+    client = Client(REMOTE_ADDR="198.51.100.9")
+    statuses = []
+    for n in range(3):
+        client.logout()
+        data = {"username": f"newbie{n}", "password1": PASSWORD, "password2": PASSWORD}
+        statuses.append(client.post(reverse("accounts:signup"), data).status_code)
+    assert statuses == [302, 302, 429]
+    assert User.objects.filter(username__startswith="newbie").count() == 2
+
+
+def test_showing_the_signup_and_login_forms_is_never_limited():
+    client = Client()
+    for _ in range(10):
+        assert client.get(reverse("accounts:signup")).status_code == 200
+        assert client.get(reverse("accounts:login")).status_code == 200
+
+
+def test_login_is_limited_per_username_tried_from_many_addresses(alice):
+    statuses = []
+    for n in range(4):
+        client = Client(REMOTE_ADDR=f"203.0.113.{n + 1}")
+        data = {"username": "ALICE", "password": "wrong-guess"}
+        statuses.append(client.post(reverse("accounts:login"), data).status_code)
+    assert statuses == [200, 200, 200, 429]
+    # The right password is refused too until the window ends: that is the point.
+    client = Client(REMOTE_ADDR="203.0.113.99")
+    response = client.post(reverse("accounts:login"), {"username": "alice", "password": PASSWORD})
+    assert response.status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+def test_limits_are_off_with_ratelimit_enabled_false(alice_client):
+    with override_settings(RATELIMIT_ENABLED=False):
+        assert {_post_text(alice_client, n) for n in range(8)} == {302}
+
+
+def test_a_rate_left_empty_is_no_limit(alice_client):
+    rates = {**RATES, "post": ("", "")}
+    with override_settings(RATELIMIT_RATES=rates):
+        assert {_post_text(alice_client, n) for n in range(8)} == {302}
+
+
+def test_a_cache_that_fails_lets_requests_through(alice_client):
+    """Redis down: the cache (IGNORE_EXCEPTIONS) answers None, and the limit fails open."""
+    from django_ratelimit import core
+
+    broken = mock.MagicMock()
+    broken.add.return_value = None
+    broken.incr.return_value = None
+    with mock.patch.object(core, "caches", {"default": broken}):
+        assert {_post_text(alice_client, n) for n in range(6)} == {302}
+    assert broken.incr.called
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs django-redis (REDIS_URL)")
+def test_a_redis_that_is_down_fails_open(alice_client, settings):
+    """A real django-redis cache pointed at a closed port: posting still works."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {
+            **settings.CACHES["default"],
+            "LOCATION": "redis://127.0.0.1:9/0",
+        },
+    }
+    assert {_post_text(alice_client, n) for n in range(5)} == {302}
+
+
+@pytest.mark.parametrize("value", ["20/m", "5/10m", "100/h", "1/d", ""])
+def test_settings_accept_rates(monkeypatch, value):
+    from feed_project import settings as settings_module
+
+    monkeypatch.setenv("RATELIMIT_POST", value)
+    assert settings_module._rate("RATELIMIT_POST", "30/m") == value
+
+
+@pytest.mark.parametrize("value", ["fast", "20", "0/m", "20/x", "20 per minute"])
+def test_settings_refuse_a_malformed_rate_naming_the_variable(monkeypatch, value):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from feed_project import settings as settings_module
+
+    monkeypatch.setenv("RATELIMIT_POST", value)
+    with pytest.raises(ImproperlyConfigured, match="RATELIMIT_POST"):
+        settings_module._rate("RATELIMIT_POST", "30/m")
