@@ -1,6 +1,6 @@
 from django.urls import path
 
-from posts import views
+from posts import moderation_views, views
 
 app_name = "posts"
 
@@ -9,4 +9,5 @@ urlpatterns = [
     # Any string: a malformed id is a 404 from the view, not a resolver miss.
     path("<str:post_id>/", views.detail, name="detail"),
     path("<str:post_id>/delete/", views.delete, name="delete"),
+    path("<str:post_id>/report/", moderation_views.report_post, name="report"),
 ]

@@ -2,6 +2,7 @@
 
 from django.urls import path, register_converter
 
+from posts.moderation_views import report_user
 from relations import views
 
 
@@ -27,4 +28,5 @@ urlpatterns = [
     path("@<username:username>/following/", views.following, name="following"),
     path("@<username:username>/follow/", views.follow, name="follow"),
     path("@<username:username>/unfollow/", views.unfollow, name="unfollow"),
+    path("@<username:username>/report/", report_user, name="report"),
 ]

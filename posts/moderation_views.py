@@ -1,0 +1,60 @@
+"""The report buttons: ``POST /posts/<id>/report/`` and ``POST /@<username>/report/``."""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from accounts.models import User
+from posts import moderation, selectors
+
+THANKS = "Thanks, a moderator will look at it."
+
+
+class ReportForm(forms.Form):
+    reason = forms.CharField(max_length=500, required=False)
+
+
+def _reason(request: HttpRequest) -> str:
+    form = ReportForm(request.POST)
+    if not form.is_valid():
+        raise BadRequest("A report's reason is at most 500 characters of text.")
+    return form.cleaned_data["reason"]
+
+
+def _back(request: HttpRequest, fallback: str) -> HttpResponse:
+    target = request.POST.get("next")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect(target)
+    return redirect(fallback)
+
+
+@require_POST
+@login_required
+def report_post(request: HttpRequest, post_id: str) -> HttpResponse:
+    post = selectors.get_visible_post(post_id)
+    if post is None:
+        raise Http404("No such post.")
+    if post.author_id == request.user.pk:
+        raise BadRequest("You cannot report your own post.")
+    moderation.report(reporter=request.user, user=post.author, post=post, reason=_reason(request))
+    messages.success(request, THANKS)
+    return _back(request, reverse("posts:detail", args=[post.pk]))
+
+
+@require_POST
+@login_required
+def report_user(request: HttpRequest, username: str) -> HttpResponse:
+    person = get_object_or_404(User, username__iexact=username, is_active=True)
+    if person.pk == request.user.pk:
+        raise BadRequest("You cannot report yourself.")
+    moderation.report(reporter=request.user, user=person, reason=_reason(request))
+    messages.success(request, THANKS)
+    return _back(request, reverse("relations:profile", args=[person.username]))
