@@ -10,7 +10,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
 from feed_project.ratelimits import ratelimit
-from posts import selectors, services
+from posts import moderation, selectors, services
 from posts.forms import PostForm
 from posts.models import Post
 
@@ -47,7 +47,10 @@ def new_post(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def detail(request: HttpRequest, post_id: str) -> HttpResponse:
-    post = _visible_post_or_404(post_id)
+    if request.user.has_perm("posts.moderate"):  # moderators also open hidden posts
+        post = moderation.post_for_moderator(post_id) or _visible_post_or_404(post_id)
+    else:
+        post = _visible_post_or_404(post_id)
     return render(request, "posts/detail.html", {"post": post})
 
 
