@@ -1,0 +1,175 @@
+"""One user cannot delete, edit or act for another, whatever fields they POST."""
+
+import pytest
+from django.test import Client
+from django.urls import NoReverseMatch, reverse
+
+from accounts.models import User
+from posts.models import Like, Post, Report
+from posts.services import create_post
+from relations.models import Followee, Follower
+
+pytestmark = pytest.mark.django_db
+
+# Fields a forged form might add to make the server act for someone else.
+IMPERSONATION = {
+    "user": None,
+    "user_id": None,
+    "author": None,
+    "author_id": None,
+    "follower": None,
+    "follower_id": None,
+    "reporter": None,
+    "reporter_id": None,
+    "username": "bob",
+    "as": "bob",
+}
+
+
+def _as_bob(bob: User) -> dict[str, str]:
+    return {k: (v if v is not None else str(bob.pk)) for k, v in IMPERSONATION.items()}
+
+
+def _url_or_skip(name: str, *args: str) -> str:
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        pytest.skip(f"{name} is not built yet")
+
+
+def test_a_user_cannot_delete_someone_elses_post(alice_client, bob):
+    post = create_post(author=bob, text="bob's words")
+    live = Post.objects.filter(deleted_at__isnull=True).count()
+    response = alice_client.post(reverse("posts:delete", args=[post.pk]), _as_bob(bob))
+    assert response.status_code == 403
+    post.refresh_from_db()
+    assert post.deleted_at is None
+    assert post.text == "bob's words"
+    assert Post.objects.filter(deleted_at__isnull=True).count() == live
+    bob.refresh_from_db()
+    assert bob.posts_count == 1
+
+
+def test_the_author_can_delete_their_own_post(alice, alice_client):
+    post = create_post(author=alice, text="mine")
+    response = alice_client.post(reverse("posts:delete", args=[post.pk]))
+    assert response.status_code == 302
+    post.refresh_from_db()
+    assert post.deleted_at is not None
+
+
+def test_a_post_is_always_written_as_the_signed_in_user(alice, alice_client, bob):
+    data = {"text": "who wrote this?", **_as_bob(bob)}
+    assert alice_client.post(reverse("posts:new"), data).status_code == 302
+    post = Post.objects.get(text="who wrote this?")
+    assert post.author_id == alice.pk
+    bob.refresh_from_db()
+    assert bob.posts_count == 0
+
+
+def test_editing_the_profile_edits_only_your_own(alice, alice_client, bob):
+    data = {"display_name": "Alice A.", "bio": "hi", **_as_bob(bob), "pk": str(bob.pk)}
+    response = alice_client.post(reverse("accounts:edit_profile"), data)
+    assert response.status_code == 302
+    alice.refresh_from_db()
+    bob.refresh_from_db()
+    assert (alice.username, alice.display_name, alice.bio) == ("alice", "Alice A.", "hi")
+    assert (bob.username, bob.display_name, bob.bio) == ("bob", "Bob", "")
+
+
+def test_the_profile_form_cannot_change_username_password_or_staff_flags(alice, alice_client):
+    password = alice.password
+    data = {
+        "display_name": "A",
+        "bio": "",
+        "username": "root",
+        "password": "x",
+        "is_staff": "on",
+        "is_superuser": "on",
+        "followers_count": "999999",
+    }
+    alice_client.post(reverse("accounts:edit_profile"), data)
+    alice.refresh_from_db()
+    assert alice.username == "alice"
+    assert alice.password == password
+    assert not alice.is_staff
+    assert not alice.is_superuser
+    assert alice.followers_count == 0
+
+
+def test_follow_acts_only_as_the_signed_in_user(alice, alice_client, bob, carol):
+    # bob already follows alice (the fixture); alice asks to follow carol "as bob".
+    before = Follower.objects.count()
+    response = alice_client.post(reverse("relations:follow", args=["carol"]), _as_bob(bob))
+    assert response.status_code == 302
+    assert Follower.objects.count() == before + 1
+    assert Follower.objects.filter(user=carol, follower=alice).exists()
+    assert not Follower.objects.filter(user=carol, follower=bob).exists()
+    assert Followee.objects.filter(user=alice, followee=carol).exists()
+
+
+def test_unfollow_acts_only_as_the_signed_in_user(alice, bob, carol):
+    # bob follows alice; carol, who follows nobody, asks to unfollow alice "as bob".
+    client = Client()
+    client.force_login(carol)
+    response = client.post(reverse("relations:unfollow", args=["alice"]), _as_bob(bob))
+    assert response.status_code == 302
+    assert Follower.objects.filter(user=alice, follower=bob).exists()
+    assert Followee.objects.filter(user=bob, followee=alice).exists()
+    bob.refresh_from_db()
+    assert bob.following_count == 1
+
+
+def test_like_is_written_as_the_signed_in_user_only(alice, alice_client, bob, carol):
+    post = create_post(author=carol, text="likeable")
+    url = _url_or_skip("posts:like", post.pk)
+    response = alice_client.post(url, _as_bob(bob))
+    assert response.status_code < 400
+    assert list(Like.objects.filter(post=post).values_list("user_id", flat=True)) == [alice.pk]
+
+
+def test_unlike_removes_only_your_own_like(alice, alice_client, bob, carol):
+    post = create_post(author=carol, text="likeable")
+    like_url = _url_or_skip("posts:like", post.pk)
+    unlike_url = _url_or_skip("posts:unlike", post.pk)
+    bob_client = Client()
+    bob_client.force_login(bob)
+    bob_client.post(like_url)
+    alice_client.post(unlike_url, _as_bob(bob))
+    assert Like.objects.filter(post=post, user=bob).exists()
+
+
+def test_repost_is_written_as_the_signed_in_user_only(alice, alice_client, bob, carol):
+    post = create_post(author=carol, text="worth sharing")
+    url = _url_or_skip("posts:repost", post.pk)
+    response = alice_client.post(url, _as_bob(bob))
+    assert response.status_code < 400
+    reposts = Post.objects.filter(repost_of=post, deleted_at__isnull=True)
+    assert list(reposts.values_list("author_id", flat=True)) == [alice.pk]
+
+
+def test_unrepost_removes_only_your_own_repost(alice, alice_client, bob, carol):
+    post = create_post(author=carol, text="worth sharing")
+    repost_url = _url_or_skip("posts:repost", post.pk)
+    unrepost_url = _url_or_skip("posts:unrepost", post.pk)
+    bob_client = Client()
+    bob_client.force_login(bob)
+    bob_client.post(repost_url)
+    alice_client.post(unrepost_url, _as_bob(bob))
+    reposts = Post.objects.filter(repost_of=post, deleted_at__isnull=True)
+    assert list(reposts.values_list("author_id", flat=True)) == [bob.pk]
+
+
+def test_a_report_is_filed_as_the_signed_in_user_only(alice, alice_client, bob, carol):
+    post = create_post(author=carol, text="reportable")
+    url = _url_or_skip("posts:report", post.pk)
+    alice_client.post(url, {"reason": "spam", **_as_bob(bob)})
+    assert set(Report.objects.values_list("reporter_id", flat=True)) <= {alice.pk}
+    assert not Report.objects.filter(reporter=bob).exists()
+
+
+def test_a_plain_user_cannot_reach_the_admin(alice_client):
+    for path in ("/admin/", "/admin/posts/post/", "/admin/accounts/user/"):
+        response = alice_client.get(path)
+        assert response.status_code == 302
+        assert response["Location"].startswith("/admin/login/")
