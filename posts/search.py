@@ -107,7 +107,10 @@ def matching_posts(query: str) -> QuerySet[Post]:
     """Visible original posts (not reposts) whose text matches ``query``, in no order."""
     posts = Post.objects.visible().filter(repost_of__isnull=True)
     if connection.vendor != "postgresql":
-        return posts.filter(text__icontains=query)
+        # Every word somewhere in the text, as the full-text query asks.
+        for word in query.split():
+            posts = posts.filter(text__icontains=word)
+        return posts
     tsquery = full_text_query(query)
     if tsquery is None:
         return posts.none()
