@@ -1,11 +1,12 @@
 """Search: people by username and display name, posts by their text (docs/ARCHITECTURE.md).
 
-On PostgreSQL posts are matched with full-text search against
-``posts_search_document(text)`` (migration 0003_search), served by a GIN
-index: English words are stemmed ("running" finds "run"); CJK runs, written
-without spaces, are indexed as overlapping bigrams, so a query's CJK run is
-matched as a phrase of its bigrams (a single character as a prefix of one).
-People are matched with ``icontains``, served by a trigram GIN index.
+On PostgreSQL posts are matched with full-text search against the stored
+column ``search_document`` = ``posts_search_document(text)`` (migrations
+0003 and 0004), served by a GIN index: English words are stemmed ("running"
+finds "run"); CJK runs, written without spaces, are indexed as overlapping
+bigrams, so a query's CJK run is matched as a phrase of its bigrams (a single
+character as a prefix of one). People are matched with ``icontains``, served
+by a trigram GIN index.
 
 On SQLite (the embedded default) both are plain ``icontains`` scans.
 
@@ -22,7 +23,8 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.postgres.search import SearchQuery, SearchVectorField
 from django.db import connection
-from django.db.models import Exists, Func, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from accounts.models import User
 from feed_project.pagination import BadCursor, Cursor, Page, make_page
@@ -37,11 +39,12 @@ PEOPLE_SHOWN = 5
 _CJK_RUN = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
-class SearchDocument(Func):
-    """``posts_search_document(text)``: the expression the GIN index post_search_idx is on."""
+def search_document() -> RawSQL:
+    """The stored ``posts_search_document(text)`` (migration 0004), GIN-indexed.
 
-    function = "posts_search_document"
-    output_field = SearchVectorField()
+    A generated column outside the model's state, so it is named in SQL here.
+    """
+    return RawSQL('"posts_post"."search_document"', [], output_field=SearchVectorField())
 
 
 @dataclass
@@ -114,7 +117,7 @@ def matching_posts(query: str) -> QuerySet[Post]:
     tsquery = full_text_query(query)
     if tsquery is None:
         return posts.none()
-    return posts.alias(document=SearchDocument("text")).filter(document=tsquery)
+    return posts.alias(document=search_document()).filter(document=tsquery)
 
 
 def search_people(*, query: str, viewer: User | AnonymousUser | None) -> list[User]:
