@@ -12,6 +12,9 @@ from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 from timelines.selectors import home_feed
 
+# Nothing here depends on PostgreSQL: the embedded default moderates too.
+pytestmark = pytest.mark.embedded
+
 
 def post_ids(response) -> list[str]:
     return re.findall(r'data-post-id="([0-9A-Z]+)"', response.content.decode())

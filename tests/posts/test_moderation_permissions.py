@@ -8,6 +8,9 @@ from posts.models import ModerationLog, Post, Report
 from posts.services import create_post
 from tests.factories import UserFactory
 
+# Nothing here depends on PostgreSQL: the embedded default moderates too.
+pytestmark = pytest.mark.embedded
+
 POSTS = "/admin/posts/post/"
 USERS = "/admin/accounts/user/"
 REPORTS = "/admin/posts/report/"
