@@ -10,26 +10,70 @@ from posts.models import Post
 from posts.signals import post_created, post_deleted
 
 
-def create_post(*, author: User, text: str) -> Post:
-    """Publish a post; followers get it once the transaction commits."""
-    with transaction.atomic():
-        # The counter UPDATE also locks the author's row, so two posts of one
-        # author take their ids one after the other (posts.ids.next_post_id).
-        User.objects.filter(pk=author.pk).update(posts_count=F("posts_count") + 1)
-        last = Post.objects.by_author(author.pk).order_by("-pk").values_list("pk", flat=True)
-        post_id = ids.next_post_id(
-            author_id=author.pk, now=timezone.now(), last_post_id=last.first()
+def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
+    """Insert a post of ``author``; the caller holds the transaction.
+
+    The counter UPDATE also locks the author's row, so two posts of one
+    author take their ids one after the other (posts.ids.next_post_id).
+    """
+    User.objects.filter(pk=author.pk).update(posts_count=F("posts_count") + 1)
+    last = Post.objects.by_author(author.pk).order_by("-pk").values_list("pk", flat=True)
+    post_id = ids.next_post_id(author_id=author.pk, now=timezone.now(), last_post_id=last.first())
+    post = Post.objects.create(
+        id=post_id,
+        timeline_key=ids.post_id_to_timeline_key(post_id),
+        author=author,
+        text=text,
+        **links,
+    )
+    transaction.on_commit(
+        partial(
+            post_created.send,
+            sender=Post,
+            post_id=post.pk,
+            author_id=author.pk,
+            in_reply_to_id=post.in_reply_to_id,
+            repost_of_id=post.repost_of_id,
         )
-        post = Post.objects.create(
-            id=post_id,
-            timeline_key=ids.post_id_to_timeline_key(post_id),
-            author=author,
-            text=text,
-        )
-        transaction.on_commit(
-            partial(post_created.send, sender=Post, post_id=post.pk, author_id=author.pk)
-        )
+    )
     return post
+
+
+def create_post(*, author: User, text: str, in_reply_to: Post | None = None) -> Post:
+    """Publish a post (a reply when ``in_reply_to`` is given); followers get it on commit."""
+    with transaction.atomic():
+        post = _publish(author=author, text=text, in_reply_to=in_reply_to)
+        if in_reply_to is not None:
+            Post.objects.filter(pk=in_reply_to.pk).update(reply_count=F("reply_count") + 1)
+    return post
+
+
+def original_of(post: Post) -> Post:
+    """What a repost reposts; a post is its own original."""
+    return post.repost_of if post.repost_of_id else post
+
+
+def repost(*, user: User, post: Post) -> Post:
+    """Repost ``post`` (or what it reposts); reposting twice returns the first repost."""
+    original = original_of(post)
+    with transaction.atomic():
+        User.objects.select_for_update().filter(pk=user.pk).values("pk").get()
+        existing = Post.objects.filter(
+            author=user, repost_of=original, deleted_at__isnull=True
+        ).first()
+        if existing is not None:
+            return existing
+        shared = _publish(author=user, repost_of=original)
+        Post.objects.filter(pk=original.pk).update(repost_count=F("repost_count") + 1)
+    return shared
+
+
+def undo_repost(*, user: User, post: Post) -> bool:
+    """Take back ``user``'s repost of ``post``; False when there was none."""
+    shared = Post.objects.filter(
+        author=user, repost_of=original_of(post), deleted_at__isnull=True
+    ).first()
+    return shared is not None and delete_post(post=shared)
 
 
 def delete_post(*, post: Post) -> bool:
@@ -41,6 +85,10 @@ def delete_post(*, post: Post) -> bool:
         if not deleted:
             return False
         User.objects.filter(pk=post.author_id).update(posts_count=F("posts_count") - 1)
+        if post.repost_of_id:
+            Post.objects.filter(pk=post.repost_of_id).update(repost_count=F("repost_count") - 1)
+        if post.in_reply_to_id:
+            Post.objects.filter(pk=post.in_reply_to_id).update(reply_count=F("reply_count") - 1)
         transaction.on_commit(
             partial(post_deleted.send, sender=Post, post_id=post.pk, author_id=post.author_id)
         )

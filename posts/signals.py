@@ -1,6 +1,7 @@
 """Events of posts, sent from transaction.on_commit.
 
-post_created kwargs: post_id, author_id. post_deleted kwargs: post_id, author_id.
+post_created kwargs: post_id, author_id, in_reply_to_id, repost_of_id (a repost
+is a post of the reposter). post_deleted kwargs: post_id, author_id.
 """
 
 from django.dispatch import Signal

@@ -1,16 +1,20 @@
 from functools import partial
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import User
-from relations.models import Followee, Follower
-from relations.signals import followed, unfollowed
+from relations.models import Block, Followee, Follower, Mute
+from relations.signals import blocked, followed, muted, unfollowed, unmuted
 
 
 class SelfFollowError(ValueError):
     """Nobody follows themselves."""
+
+
+class BlockedError(ValueError):
+    """One of the two blocks the other: no follow either way."""
 
 
 def _lock_users(*user_ids: int) -> None:
@@ -19,12 +23,20 @@ def _lock_users(*user_ids: int) -> None:
     list(User.objects.select_for_update().filter(pk__in=user_ids).order_by("pk").values("pk"))
 
 
+def is_blocked_either_way(a_id: int, b_id: int) -> bool:
+    return Block.objects.filter(
+        Q(user_id=a_id, blocked_id=b_id) | Q(user_id=b_id, blocked_id=a_id)
+    ).exists()
+
+
 def follow(*, follower: User, followee: User) -> bool:
     """``follower`` follows ``followee``; False when that was already so."""
     if follower.pk == followee.pk:
         raise SelfFollowError("You cannot follow yourself.")
     with transaction.atomic():
         _lock_users(follower.pk, followee.pk)
+        if is_blocked_either_way(follower.pk, followee.pk):
+            raise BlockedError("You cannot follow this account.")
         if Followee.objects.filter(user_id=follower.pk, followee_id=followee.pk).exists():
             return False
         now = timezone.now()
@@ -40,19 +52,68 @@ def follow(*, follower: User, followee: User) -> bool:
     return True
 
 
+def _unfollow_locked(follower_id: int, followee_id: int) -> bool:
+    deleted, _ = Followee.objects.filter(user_id=follower_id, followee_id=followee_id).delete()
+    if not deleted:
+        return False
+    Follower.objects.filter(user_id=followee_id, follower_id=follower_id).delete()
+    User.objects.filter(pk=follower_id).update(following_count=F("following_count") - 1)
+    User.objects.filter(pk=followee_id).update(followers_count=F("followers_count") - 1)
+    transaction.on_commit(
+        partial(unfollowed.send, sender=Followee, follower_id=follower_id, followee_id=followee_id)
+    )
+    return True
+
+
 def unfollow(*, follower: User, followee: User) -> bool:
     """``follower`` stops following ``followee``; False when they did not follow."""
     with transaction.atomic():
         _lock_users(follower.pk, followee.pk)
-        deleted, _ = Followee.objects.filter(user_id=follower.pk, followee_id=followee.pk).delete()
-        if not deleted:
+        return _unfollow_locked(follower.pk, followee.pk)
+
+
+def block(*, user: User, target: User) -> bool:
+    """``user`` blocks ``target``: follows both ways end; False when already blocked."""
+    if user.pk == target.pk:
+        raise ValueError("You cannot block yourself.")
+    with transaction.atomic():
+        _lock_users(user.pk, target.pk)
+        if Block.objects.filter(user_id=user.pk, blocked_id=target.pk).exists():
             return False
-        Follower.objects.filter(user_id=followee.pk, follower_id=follower.pk).delete()
-        User.objects.filter(pk=follower.pk).update(following_count=F("following_count") - 1)
-        User.objects.filter(pk=followee.pk).update(followers_count=F("followers_count") - 1)
+        Block.objects.create(user_id=user.pk, blocked_id=target.pk, created_at=timezone.now())
+        _unfollow_locked(user.pk, target.pk)
+        _unfollow_locked(target.pk, user.pk)
         transaction.on_commit(
-            partial(
-                unfollowed.send, sender=Followee, follower_id=follower.pk, followee_id=followee.pk
-            )
+            partial(blocked.send, sender=Block, user_id=user.pk, target_id=target.pk)
         )
     return True
+
+
+def unblock(*, user: User, target: User) -> bool:
+    deleted, _ = Block.objects.filter(user_id=user.pk, blocked_id=target.pk).delete()
+    return bool(deleted)
+
+
+def mute(*, user: User, target: User) -> bool:
+    """``user`` mutes ``target``: their posts and reposts leave ``user``'s feed."""
+    if user.pk == target.pk:
+        raise ValueError("You cannot mute yourself.")
+    with transaction.atomic():
+        _, created = Mute.objects.get_or_create(
+            user_id=user.pk, muted_id=target.pk, defaults={"created_at": timezone.now()}
+        )
+        if created:
+            transaction.on_commit(
+                partial(muted.send, sender=Mute, user_id=user.pk, target_id=target.pk)
+            )
+    return created
+
+
+def unmute(*, user: User, target: User) -> bool:
+    with transaction.atomic():
+        deleted, _ = Mute.objects.filter(user_id=user.pk, muted_id=target.pk).delete()
+        if deleted:
+            transaction.on_commit(
+                partial(unmuted.send, sender=Mute, user_id=user.pk, target_id=target.pk)
+            )
+    return bool(deleted)

@@ -17,7 +17,7 @@ from accounts.models import User
 from feed_project.pagination import BadCursor, Cursor, Page, make_page
 from posts import ids
 from posts.models import Post
-from relations.models import Followee
+from relations.models import Block, Followee, Mute
 from timelines import cache, pull, services
 from timelines.cache import CachedInbox
 from timelines.models import CacheGeneration, InboxEntry, PullAuthor, TimelineState
@@ -54,18 +54,38 @@ def page_size(limit: int | None) -> int:
 def pull_reference_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:
     """Timeline keys of the reader's feed by the pull model, in scan order.
 
-    Posts by the accounts the reader follows now, plus the reader's own,
-    minus deleted posts, ordered by timeline key.
+    Entries are the live posts and reposts by the accounts the reader follows
+    now, and the reader's own, less those by muted accounts, and less reposts
+    whose original is gone, hidden, or by an account muted or blocked either
+    way. A post and its reposts collapse to one item at the newest of them.
     """
     followees = Followee.objects.filter(user_id=reader_id).values("followee_id")
-    posts = Post.objects.visible().filter(Q(author_id__in=followees) | Q(author_id=reader_id))
-    if cursor.newer_pages:
-        posts = posts.filter(timeline_key__gt=cursor.after).order_by("timeline_key")
-    else:
-        if cursor.before is not None:
-            posts = posts.filter(timeline_key__lt=cursor.before)
-        posts = posts.order_by("-timeline_key")
-    return list(posts.values_list("timeline_key", flat=True)[:limit])
+    muted = Mute.objects.filter(user_id=reader_id).values("muted_id")
+    blocked = Block.objects.filter(user_id=reader_id).values("blocked_id")
+    blockers = Block.objects.filter(blocked_id=reader_id).values("user_id")
+    entries = (
+        Post.objects.visible()
+        .filter(Q(author_id__in=followees) | Q(author_id=reader_id))
+        .exclude(author_id__in=muted)
+        .filter(
+            Q(repost_of__isnull=True)
+            | Q(repost_of__deleted_at__isnull=True, repost_of__hidden_at__isnull=True)
+            & ~Q(repost_of__author_id__in=muted)
+            & ~Q(repost_of__author_id__in=blocked)
+            & ~Q(repost_of__author_id__in=blockers)
+        )
+        .values_list("timeline_key", "repost_of_id", "id")
+    )
+    newest: dict[str, str] = {}
+    for key, repost_of_id, post_id in entries:
+        original = repost_of_id or post_id
+        newest[original] = max(key, newest.get(original, key))
+    keys = sorted(newest.values(), reverse=not cursor.newer_pages)
+    if cursor.before is not None:
+        keys = [key for key in keys if key < cursor.before]
+    if cursor.after is not None:
+        keys = [key for key in keys if key > cursor.after]
+    return keys[:limit]
 
 
 def pull_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:
@@ -75,24 +95,74 @@ def pull_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:
 
 
 def hydrate(keys: list[str], *, reader_id: int) -> list[FeedItem]:
-    """Join keys to live posts by authors the reader follows now, in one query.
+    """Turn entry keys into feed items, in two queries whatever the page holds.
 
-    Checking the follow here makes an unfollow take effect at once, before the
-    task that cleans the inbox has run.
+    The first joins the keys to live posts the reader may see now: by people
+    they follow (so an unfollow, a block or a mute takes effect at once, before
+    any inbox is cleaned) and, for reposts, with a visible original. The
+    second finds who of the people the reader follows reposted those
+    originals, so that each original shows once, at its newest entry.
     """
     followed = Followee.objects.filter(user_id=reader_id, followee_id=OuterRef("author_id"))
-    posts = {
+    muted = Mute.objects.filter(user_id=reader_id, muted_id=OuterRef("author_id"))
+    original_author = OuterRef("repost_of__author_id")
+    entries = {
         post.pk: post
         for post in Post.objects.visible()
         .filter(pk__in=[ids.timeline_key_to_post_id(key) for key in keys])
         .filter(Q(author_id=reader_id) | Exists(followed))
-        .select_related("author")
+        .exclude(Exists(muted))
+        .filter(
+            Q(repost_of__isnull=True)
+            | Q(repost_of__deleted_at__isnull=True, repost_of__hidden_at__isnull=True)
+            & ~Exists(Mute.objects.filter(user_id=reader_id, muted_id=original_author))
+            & ~Exists(
+                Block.objects.filter(
+                    Q(user_id=reader_id, blocked_id=original_author)
+                    | Q(user_id=original_author, blocked_id=reader_id)
+                )
+            )
+        )
+        .annotate(
+            original_followed=Exists(
+                Followee.objects.filter(user_id=reader_id, followee_id=original_author)
+            ),
+            original_muted=Exists(Mute.objects.filter(user_id=reader_id, muted_id=original_author)),
+        )
+        .select_related("author", "repost_of", "repost_of__author")
     }
+    originals: dict[str, Post] = {}
+    newest: dict[str, str] = {}
+    for post in entries.values():
+        original = post.repost_of or post
+        originals[original.pk] = original
+        if post.repost_of is None or (
+            (original.author_id == reader_id or post.original_followed) and not post.original_muted
+        ):
+            # The original is itself an entry of this feed.
+            newest[original.pk] = max(original.timeline_key, newest.get(original.pk, ""))
+    reposts = (
+        Post.objects.visible()
+        .filter(repost_of_id__in=list(originals))
+        .filter(Q(author_id=reader_id) | Exists(followed))
+        .exclude(Exists(muted))
+        .select_related("author")
+        .order_by("-timeline_key")
+    )
+    reposters: dict[str, list[User]] = {}
+    for shared in reposts:
+        reposters.setdefault(shared.repost_of_id, []).append(shared.author)
+        newest[shared.repost_of_id] = max(shared.timeline_key, newest.get(shared.repost_of_id, ""))
     items = []
     for key in keys:
-        post = posts.get(ids.timeline_key_to_post_id(key))
-        if post is not None:
-            items.append(FeedItem(key=key, post=post))
+        post = entries.get(ids.timeline_key_to_post_id(key))
+        if post is None:
+            continue
+        original = post.repost_of or post
+        if newest.get(original.pk) == key:
+            items.append(
+                FeedItem(key=key, post=original, reposted_by=reposters.get(original.pk, []))
+            )
     return items
 
 

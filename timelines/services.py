@@ -202,6 +202,8 @@ def backfill(*, owner_id: int, author_id: int) -> None:
     """
     if not has_inbox(owner_id) or PullAuthor.objects.filter(author_id=author_id).exists():
         return  # rebuilt on the next read, or merged in at read time
+    if not Followee.objects.filter(user_id=owner_id, followee_id=author_id).exists():
+        return  # unfollowed (or unmuted someone not followed) since
     floor = oldest_key(owner_id)
     if floor is None:
         # Nothing to say where "complete" starts (other followees' posts may

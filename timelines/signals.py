@@ -11,7 +11,7 @@ from django.db.models.signals import post_save
 from accounts.signals import last_active_refreshed
 from posts.models import Post
 from posts.signals import post_created, post_deleted
-from relations.signals import followed, unfollowed
+from relations.signals import followed, muted, unfollowed, unmuted
 from timelines import services, tasks
 
 
@@ -37,6 +37,14 @@ def remove_author(sender: Any, follower_id: int, followee_id: int, **kwargs: Any
     tasks.enqueue(tasks.remove_author, follower_id, followee_id)
 
 
+def drop_muted(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> None:
+    tasks.enqueue(tasks.remove_author, user_id, target_id)
+
+
+def restore_unmuted(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> None:
+    tasks.enqueue(tasks.backfill, user_id, target_id)
+
+
 def reader_returned(sender: Any, user_id: int, previous: Any, **kwargs: Any) -> None:
     """Back after missing pushes (or here for the first time): rebuild on first read."""
     if previous is None or previous < services.active_since():
@@ -50,4 +58,6 @@ def connect() -> None:
     post_deleted.connect(clean_deleted, dispatch_uid="timelines.clean_deleted")
     followed.connect(backfill, dispatch_uid="timelines.backfill")
     unfollowed.connect(remove_author, dispatch_uid="timelines.remove_author")
+    muted.connect(drop_muted, dispatch_uid="timelines.drop_muted")
+    unmuted.connect(restore_unmuted, dispatch_uid="timelines.restore_unmuted")
     last_active_refreshed.connect(reader_returned, dispatch_uid="timelines.reader_returned")

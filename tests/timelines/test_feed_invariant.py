@@ -7,12 +7,14 @@ drains inside each step), and walks every reader's feed page by page from
 both ends.
 """
 
+import contextlib
 from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.utils import timezone
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
@@ -28,8 +30,8 @@ from accounts.services import create_user, refresh_last_active
 from feed_project.pagination import Cursor
 from posts import ids
 from posts.models import Post
-from posts.services import create_post, delete_post
-from relations.services import follow, unfollow
+from posts.services import create_post, delete_post, repost, undo_repost
+from relations.services import BlockedError, block, follow, mute, unblock, unfollow, unmute
 from timelines import cache
 from timelines.cache import SENTINEL
 from timelines.models import InboxEntry, PullAuthor
@@ -134,7 +136,7 @@ class FeedMachine(RuleBasedStateMachine):
         refresh_last_active(user=user)
         return user.pk
 
-    @precondition(lambda self: self.count < 5)
+    @precondition(lambda self: self.count < 4)
     @rule(target=users)
     def sign_up(self) -> int:
         return self._sign_up()
@@ -142,7 +144,8 @@ class FeedMachine(RuleBasedStateMachine):
     @rule(reader=users, author=users)
     def follow(self, reader: int, author: int) -> None:
         if reader != author:
-            follow(follower=User(pk=reader), followee=User(pk=author))
+            with contextlib.suppress(BlockedError):
+                follow(follower=User(pk=reader), followee=User(pk=author))
 
     @rule(reader=users, author=users)
     def unfollow(self, reader: int, author: int) -> None:
@@ -152,9 +155,45 @@ class FeedMachine(RuleBasedStateMachine):
     def post(self, author: int) -> str:
         return create_post(author=User.objects.get(pk=author), text="hello").pk
 
+    @rule(target=posts, author=users, parent=posts)
+    def reply(self, author: int, parent: str) -> str:
+        return create_post(
+            author=User.objects.get(pk=author), text="re", in_reply_to=Post.objects.get(pk=parent)
+        ).pk
+
+    @rule(target=posts, user=users, post_id=posts)
+    def repost(self, user: int, post_id: str) -> str:
+        return repost(user=User.objects.get(pk=user), post=Post.objects.get(pk=post_id)).pk
+
+    @rule(user=users, post_id=posts)
+    def undo_repost(self, user: int, post_id: str) -> None:
+        undo_repost(user=User.objects.get(pk=user), post=Post.objects.get(pk=post_id))
+
     @rule(post_id=consumes(posts))
     def delete(self, post_id: str) -> None:
         delete_post(post=Post.objects.get(pk=post_id))
+
+    @rule(post_id=posts, hidden=st.booleans())
+    def moderate(self, post_id: str, hidden: bool) -> None:
+        Post.objects.filter(pk=post_id).update(hidden_at=timezone.now() if hidden else None)
+
+    @rule(user=users, other=users)
+    def block(self, user: int, other: int) -> None:
+        if user != other:
+            block(user=User(pk=user), target=User(pk=other))
+
+    @rule(user=users, other=users)
+    def unblock(self, user: int, other: int) -> None:
+        unblock(user=User(pk=user), target=User(pk=other))
+
+    @rule(user=users, other=users)
+    def mute(self, user: int, other: int) -> None:
+        if user != other:
+            mute(user=User(pk=user), target=User(pk=other))
+
+    @rule(user=users, other=users)
+    def unmute(self, user: int, other: int) -> None:
+        unmute(user=User(pk=user), target=User(pk=other))
 
     @rule(user=users)
     def go_inactive(self, user: int) -> None:

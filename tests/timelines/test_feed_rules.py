@@ -1,0 +1,152 @@
+"""What a reader sees, rule by rule: each through the engine and the reference alike."""
+
+import pytest
+from django.utils import timezone
+
+from feed_project.pagination import Cursor
+from posts.models import Post
+from posts.services import create_post, delete_post, repost, undo_repost
+from relations.services import BlockedError, block, follow, mute, unmute
+from tests.factories import UserFactory
+from timelines.selectors import home_feed, pull_reference_keys
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def feed(reader) -> list[tuple[str, list[str]]]:
+    """(original post id, reposters) of page one, checked against the reference."""
+    page = home_feed(reader=reader, cursor=Cursor(), limit=50)
+    keys = [item.key for item in page.items]
+    assert keys == pull_reference_keys(reader_id=reader.pk, cursor=Cursor(), limit=50)
+    return [(item.post.pk, [u.username for u in item.reposted_by]) for item in page.items]
+
+
+@pytest.fixture
+def world(db):
+    reader, friend, author, other = (
+        UserFactory(username=name, last_active_at=timezone.now())
+        for name in ("reader", "friend", "author", "other")
+    )
+    home_feed(reader=reader, cursor=Cursor())  # the reader's inbox is kept from now on
+    follow(follower=reader, followee=friend)
+    follow(follower=reader, followee=author)
+    return reader, friend, author, other
+
+
+def test_a_repost_by_someone_you_follow_shows_the_original_with_who_reposted(world):
+    reader, friend, _, other = world
+    post = create_post(author=other, text="not followed")
+
+    repost(user=friend, post=post)
+
+    assert feed(reader) == [(post.pk, ["friend"])]
+
+
+def test_a_post_reposted_by_several_people_shows_once_at_the_newest_repost(world):
+    reader, friend, author, other = world
+    post = create_post(author=author, text="original")
+    create_post(author=other, text="unseen")
+    repost(user=friend, post=post)
+    later = create_post(author=friend, text="in between")
+    repost(user=reader, post=post)
+
+    assert feed(reader) == [(post.pk, ["reader", "friend"]), (later.pk, [])]
+
+
+def test_undoing_the_newest_repost_moves_the_post_back_to_the_older_one(world):
+    reader, friend, author, _ = world
+    post = create_post(author=author, text="original")
+    repost(user=friend, post=post)
+    middle = create_post(author=author, text="middle")
+    repost(user=reader, post=post)
+
+    undo_repost(user=reader, post=post)
+
+    assert feed(reader) == [(middle.pk, []), (post.pk, ["friend"])]
+
+
+def test_deleting_the_original_removes_every_repost_from_the_feed(world):
+    reader, friend, author, _ = world
+    post = create_post(author=author, text="original")
+    repost(user=friend, post=post)
+
+    delete_post(post=post)
+
+    assert feed(reader) == []
+
+
+def test_reposting_twice_is_one_repost(world):
+    _, friend, author, _ = world
+    post = create_post(author=author, text="original")
+
+    first, second = repost(user=friend, post=post), repost(user=friend, post=post)
+
+    assert first.pk == second.pk
+    post.refresh_from_db()
+    assert post.repost_count == 1
+
+
+def test_muting_removes_posts_and_reposts_at_once_and_unmuting_brings_them_back(world):
+    reader, friend, author, other = world
+    own = create_post(author=author, text="by author")
+    shared = create_post(author=other, text="by other")
+    repost(user=author, post=shared)
+    by_friend = create_post(author=friend, text="by friend")
+
+    mute(user=reader, target=author)
+    after_mute = create_post(author=author, text="while muted")
+
+    assert feed(reader) == [(by_friend.pk, [])]
+    unmute(user=reader, target=author)
+    assert [pk for pk, _ in feed(reader)] == [after_mute.pk, by_friend.pk, shared.pk, own.pk]
+
+
+def test_reposts_of_a_muted_accounts_posts_leave_the_feed(world):
+    reader, friend, _, other = world
+    post = create_post(author=other, text="by other")
+    repost(user=friend, post=post)
+
+    mute(user=reader, target=other)
+
+    assert feed(reader) == []
+
+
+def test_blocking_ends_follows_both_ways_and_hides_reposts_of_their_posts(world):
+    reader, friend, author, other = world
+    follow(follower=author, followee=reader)
+    post = create_post(author=other, text="by other")
+    repost(user=friend, post=post)
+    create_post(author=author, text="by author")
+
+    block(user=reader, target=author)
+    block(user=other, target=reader)
+
+    assert feed(reader) == []
+    with pytest.raises(BlockedError):
+        follow(follower=author, followee=reader)
+    reader.refresh_from_db()
+    assert reader.following_count == 1 and reader.followers_count == 0
+
+
+def test_a_hidden_post_leaves_the_feed_and_comes_back_when_restored(world):
+    reader, _, author, _ = world
+    post = create_post(author=author, text="reported")
+
+    Post.objects.filter(pk=post.pk).update(hidden_at=timezone.now())
+    assert feed(reader) == []
+    Post.objects.filter(pk=post.pk).update(hidden_at=None)
+    assert feed(reader) == [(post.pk, [])]
+
+
+def test_a_reply_reaches_the_repliers_followers_and_counts_on_the_parent(world):
+    reader, friend, _, other = world
+    parent = create_post(author=other, text="parent")
+
+    reply = create_post(author=friend, text="reply", in_reply_to=parent)
+
+    assert feed(reader) == [(reply.pk, [])]
+    parent.refresh_from_db()
+    assert parent.reply_count == 1
+    delete_post(post=reply)
+    parent.refresh_from_db()
+    assert parent.reply_count == 0
