@@ -197,6 +197,19 @@ class CachedInbox:
             return None
         return [m.decode() for m in members], bool(below)
 
+    def count_newer(self, after: str, cap: int) -> int | None:
+        """How many keys lie above ``after`` (at most ``cap``); None on a miss."""
+        if self.redis is None:
+            return None
+        try:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.exists(self.key)
+            pipe.zlexcount(self.key, f"({after}", "+")
+            exists, count = pipe.execute()
+        except RedisError:
+            return None
+        return min(count, cap) if exists else None
+
     def begin_fill(self) -> str | None:
         if self.redis is None:
             return None

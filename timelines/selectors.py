@@ -289,3 +289,23 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     page = make_page(items, cursor=cursor, limit=limit, key=lambda item: item.key)
     page.notices = notices
     return page
+
+
+NEW_ENTRIES_CAP = 99
+
+
+def new_entries_count(*, reader_id: int, after: str) -> int:
+    """About how many entries arrived above ``after``: the "N new posts" notice.
+
+    One sorted-set count in Redis, or one bounded index scan of the inbox,
+    never a feed computation: thousands of open tabs poll this (seed 002's
+    query storm). It counts inbox entries, so posts of big accounts (pulled at
+    read time) show up on the next load rather than in the notice.
+    """
+    generation = cache.generation()
+    count = CachedInbox(reader_id, generation).count_newer(after, NEW_ENTRIES_CAP)
+    if count is not None:
+        return count
+    return InboxEntry.objects.filter(owner_id=reader_id, timeline_key__gt=after)[
+        :NEW_ENTRIES_CAP
+    ].count()
