@@ -1,0 +1,78 @@
+"""Rebuild home-feed inboxes by pull: one reader, every active reader, or those not built."""
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Q, QuerySet
+from tqdm import tqdm
+
+from accounts.models import User
+from timelines import services, tasks
+from timelines.models import TimelineState
+
+
+class Command(BaseCommand):
+    help = (
+        "Rebuild inboxes from the people each reader follows. Safe while the site serves "
+        "traffic: a rebuild marks the inbox as kept first, so fan-outs running meanwhile "
+        "push to it, and readers see the old inbox until the new one is complete."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        who = parser.add_mutually_exclusive_group(required=True)
+        who.add_argument("--user", action="append", metavar="USERNAME", help="repeatable")
+        who.add_argument("--all", action="store_true", help="every reader active recently")
+        who.add_argument(
+            "--missing",
+            action="store_true",
+            help="active readers whose inbox is not built (never built, or stale after a "
+            "long absence): what would otherwise be rebuilt on their next visit",
+        )
+        parser.add_argument(
+            "--include-inactive",
+            action="store_true",
+            help=f"with --all/--missing, also readers not seen for "
+            f"{settings.FEED_INACTIVE_DAYS} days (they are rebuilt on return anyway)",
+        )
+        parser.add_argument("--queue", action="store_true", help="queue Celery tasks instead")
+        parser.add_argument("--dry-run", action="store_true", help="say who, change nothing")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        readers = self._readers(options)
+        total = readers.count()
+        if options["dry_run"]:
+            names = list(readers.values_list("username", flat=True)[:20])
+            more = f" and {total - len(names)} more" if total > len(names) else ""
+            self.stdout.write(f"Would rebuild {total} inboxes: {', '.join(names)}{more}")
+            return
+        if not total:
+            self.stdout.write("No inbox to rebuild.")
+            return
+        ids = readers.values_list("pk", flat=True).iterator(chunk_size=2000)
+        pulled = 0
+        for user_id in tqdm(ids, total=total, unit="inbox", file=self.stdout, disable=total < 2):
+            if options["queue"]:
+                tasks.enqueue(tasks.rebuild, user_id)
+            else:
+                pulled += services.rebuild(owner_id=user_id)
+        verb = "Queued" if options["queue"] else f"Rebuilt ({pulled} entries pulled)"
+        self.stdout.write(self.style.SUCCESS(f"{verb}: {total} inboxes."))
+
+    def _readers(self, options: dict[str, Any]) -> QuerySet[User]:
+        if options["user"]:
+            wanted = {name.lower() for name in options["user"]}
+            users = User.objects.filter(
+                Q.create([("username__iexact", name) for name in wanted], connector=Q.OR)
+            )
+            missing = wanted - {name.lower() for name in users.values_list("username", flat=True)}
+            if missing:
+                raise CommandError(f"No such user: {', '.join(sorted(missing))}")
+            return users.order_by("pk")
+        users = User.objects.order_by("pk")
+        if not options["include_inactive"]:
+            users = users.filter(last_active_at__gte=services.active_since())
+        if options["missing"]:
+            built = TimelineState.objects.filter(built_at__isnull=False).values("owner_id")
+            users = users.exclude(pk__in=built)
+        return users
