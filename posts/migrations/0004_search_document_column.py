@@ -23,6 +23,9 @@ FORWARD = [
     "ALTER TABLE posts_post ADD COLUMN IF NOT EXISTS search_document tsvector "
     "GENERATED ALWAYS AS (posts_search_document(text)) STORED",
     *INDEXES,
+    # Without statistics on the new column the planner takes every word for
+    # rare and sorts all its matches: 200 ms instead of 16 for two common words.
+    "ANALYZE posts_post",
 ]
 
 BACKWARD = [
