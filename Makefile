@@ -26,12 +26,18 @@ run: install
 lint: install
 	$(BIN)/ruff check .
 
-# The browser tests drive Debian's chromium (browsers cannot be downloaded here).
+# The browser tests drive Debian's chromium (browsers cannot be downloaded here);
+# a CJK font lets the screenshots show Chinese posts as text, not boxes.
+BROWSER_PACKAGES := chromium fonts-wqy-zenhei
+
 chromium:
-	@command -v chromium >/dev/null || (echo "Installing Debian's chromium for the browser tests..." \
-		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-		|| { echo "make test: Debian's 'chromium' package is missing and apt-get could not install it" \
-		"(run 'apt-get install chromium' as root); the browser tests need /usr/bin/chromium." >&2; exit 1; }
+	@(command -v chromium >/dev/null && dpkg -s $(BROWSER_PACKAGES) >/dev/null 2>&1) \
+		|| (echo "Installing Debian's $(BROWSER_PACKAGES) for the browser tests..." \
+		&& apt-get update -qq \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null) \
+		|| { echo "make test: Debian's packages '$(BROWSER_PACKAGES)' are missing and apt-get" \
+		"could not install them (run 'apt-get install $(BROWSER_PACKAGES)' as root);" \
+		"the browser tests need /usr/bin/chromium." >&2; exit 1; }
 
 test: install lint chromium
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python scripts/check_services.py
