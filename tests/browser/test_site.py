@@ -315,6 +315,8 @@ def test_screenshots_of_the_main_pages(visitors, screenshots, width):
         response = who.go(path)
         assert response.status == (404 if name == "404" else 200), (name, response.status)
         who.page.screenshot(path=str(screenshots / f"{name}-{width}.png"), full_page=True)
+        if name == "home":  # the whole feed is long: also what the first screen shows
+            who.page.screenshot(path=str(screenshots / f"home-top-{width}.png"))
         scroll_width = who.page.evaluate("document.documentElement.scrollWidth")
         assert scroll_width <= viewport["width"], f"{name} is {scroll_width}px wide on {width}"
     # The 429 page, with a tiny log-in limit.
