@@ -14,7 +14,7 @@ class PostTextField(forms.CharField):
 
 
 class PostForm(forms.Form):
-    """A new post. ``in_reply_to`` is not read yet (replies come later) and is ignored."""
+    """A new post; a reply when ``in_reply_to`` names a post (the view checks that it may)."""
 
     text = PostTextField(
         max_length=MAX_POST_LENGTH,
@@ -26,3 +26,6 @@ class PostForm(forms.Form):
             "%(show_value)d).",
         },
     )
+    # The id of the post replied to; blank for a post of its own. Any other
+    # text is a post that does not exist: the view answers 404.
+    in_reply_to = forms.CharField(required=False, max_length=100, widget=forms.HiddenInput)

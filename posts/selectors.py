@@ -1,9 +1,15 @@
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, Value
+from django.db.models.expressions import RawSQL
 
 from accounts.models import User
 from feed_project.pagination import BadCursor, Cursor, Page, make_page
 from posts import ids
-from posts.models import Post
+from posts.models import Like, Post
+from relations.models import Block
 
 
 def get_visible_post(post_id: str) -> Post | None:
@@ -20,12 +26,31 @@ def posts_by_ids(post_ids: Iterable[str]) -> dict[str, Post]:
     }
 
 
-def author_posts_page(*, author: User, cursor: Cursor, limit: int = 20) -> Page[Post]:
-    """An author's posts, newest first: a range scan of the primary key."""
+def author_posts_page(
+    *, author: User, cursor: Cursor, limit: int = 20, viewer_id: int | None = None
+) -> Page[Post]:
+    """An author's posts, newest first: a range scan of the primary key.
+
+    Reposts come with their original and its author; those whose original is
+    gone or hidden, or (for a signed-in viewer) by someone blocked either way,
+    are left out.
+    """
     for value in (cursor.before, cursor.after):
         if value is not None and not ids.is_timeline_key(value):
             raise BadCursor("not a post id")
-    posts = Post.objects.visible().by_author(author.pk).select_related("author")
+    posts = (
+        Post.objects.visible()
+        .by_author(author.pk)
+        .filter(
+            Q(repost_of__isnull=True)
+            | Q(repost_of__deleted_at__isnull=True, repost_of__hidden_at__isnull=True)
+        )
+        .select_related("author", "repost_of", "repost_of__author")
+    )
+    if viewer_id is not None:
+        posts = posts.exclude(
+            Q(repost_of__isnull=False) & _blocked_either_way(viewer_id, "repost_of__author_id")
+        )
     if cursor.newer_pages:
         posts = posts.filter(pk__gt=cursor.after).order_by("pk")
     else:
@@ -33,3 +58,151 @@ def author_posts_page(*, author: User, cursor: Cursor, limit: int = 20) -> Page[
             posts = posts.filter(pk__lt=cursor.before)
         posts = posts.order_by("-pk")
     return make_page(list(posts[: limit + 1]), cursor=cursor, limit=limit, key=lambda p: p.pk)
+
+
+MAX_ANCESTORS = 20
+
+
+def liked_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]) -> set[str]:
+    """Which of ``post_ids`` ``user`` likes: one range of the Like key, one query a page."""
+    post_ids = list(post_ids)
+    if user is None or not user.is_authenticated or not post_ids:
+        return set()
+    return set(
+        Like.objects.filter(user_id=user.pk, post_id__in=post_ids).values_list("post_id", flat=True)
+    )
+
+
+def reposted_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]) -> set[str]:
+    """Which of ``post_ids`` ``user`` has a live repost of: one scan of their own posts."""
+    post_ids = list(post_ids)
+    if user is None or not user.is_authenticated or not post_ids:
+        return set()
+    return set(
+        Post.objects.by_author(user.pk)
+        .filter(repost_of_id__in=post_ids, deleted_at__isnull=True)
+        .values_list("repost_of_id", flat=True)
+    )
+
+
+def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> dict[str, set[str]]:
+    """The template context of what the viewer did to these posts: two queries a page."""
+    post_ids = [post.pk for post in posts]
+    return {
+        "liked_ids": liked_post_ids(user, post_ids),
+        "reposted_ids": reposted_post_ids(user, post_ids),
+    }
+
+
+@dataclass
+class Entry:
+    """A post as a list shows it: the original, and who reposted it."""
+
+    post: Post
+    reposted_by: list[User] = field(default_factory=list)
+
+
+@dataclass
+class Thread:
+    """A detail page: the post's ancestors (oldest first; None where one is not
+    shown: deleted, hidden or blocked), the post, and a page of its replies."""
+
+    post: Post
+    ancestors: list[Post | None]
+    replies: Page[Post]
+
+
+def _blocked_either_way(viewer_id: int, field_name: str) -> Q:
+    """Rows whose ``field_name`` user blocks the viewer or is blocked by them.
+
+    Both are primary-key probes of Block (user, blocked).
+    """
+    return Q(Exists(Block.objects.filter(user_id=viewer_id, blocked_id=OuterRef(field_name)))) | Q(
+        Exists(Block.objects.filter(user_id=OuterRef(field_name), blocked_id=viewer_id))
+    )
+
+
+def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
+    """The posts ``post`` replies to, oldest first, up to MAX_ANCESTORS: one query.
+
+    A recursive CTE walks ``in_reply_to`` up from the post (PostgreSQL and
+    SQLite both have WITH RECURSIVE); the chain goes on through deleted or
+    hidden posts, which come back as None, as do posts of blocked people.
+    """
+    if post.in_reply_to_id is None:
+        return []
+    table = Post._meta.db_table
+    chain = RawSQL(
+        f"""
+        WITH RECURSIVE chain(id, depth) AS (
+            SELECT %s, 1
+            UNION ALL
+            SELECT p.in_reply_to_id, chain.depth + 1
+            FROM {table} p JOIN chain ON p.id = chain.id
+            WHERE p.in_reply_to_id IS NOT NULL AND chain.depth < %s
+        )
+        SELECT id FROM chain
+        """,
+        [post.in_reply_to_id, MAX_ANCESTORS],
+    )
+    found = {
+        row.pk: row
+        for row in Post.objects.filter(pk__in=chain)
+        .annotate(
+            blocked=Value(False)
+            if viewer_id is None
+            else ExpressionWrapper(
+                _blocked_either_way(viewer_id, "author_id"), output_field=BooleanField()
+            )
+        )
+        .select_related("author")
+    }
+    ancestors: list[Post | None] = []
+    parent_id = post.in_reply_to_id
+    while parent_id is not None and parent_id in found and len(ancestors) < MAX_ANCESTORS:
+        parent = found[parent_id]
+        hidden = parent.deleted_at or parent.hidden_at or parent.blocked or parent.repost_of_id
+        ancestors.append(None if hidden else parent)
+        parent_id = parent.in_reply_to_id
+    ancestors.reverse()
+    return ancestors
+
+
+def replies_page(
+    post: Post, *, viewer_id: int | None, cursor: Cursor, limit: int = 20
+) -> Page[Post]:
+    """A post's live replies, newest first, less those of people blocked either way.
+
+    Served by post_replies_idx (in_reply_to, timeline_key).
+    """
+    for value in (cursor.before, cursor.after):
+        if value is not None and not ids.is_timeline_key(value):
+            raise BadCursor("not a timeline key")
+    replies = Post.objects.visible().filter(in_reply_to_id=post.pk).select_related("author")
+    if viewer_id is not None:
+        replies = replies.exclude(_blocked_either_way(viewer_id, "author_id"))
+    if cursor.newer_pages:
+        replies = replies.filter(timeline_key__gt=cursor.after).order_by("timeline_key")
+    else:
+        if cursor.before is not None:
+            replies = replies.filter(timeline_key__lt=cursor.before)
+        replies = replies.order_by("-timeline_key")
+    rows = list(replies[: limit + 1])
+    return make_page(rows, cursor=cursor, limit=limit, key=lambda reply: reply.timeline_key)
+
+
+def thread(post: Post, *, viewer_id: int | None, cursor: Cursor) -> Thread:
+    """The detail page of ``post``: two queries, whatever the thread holds."""
+    return Thread(
+        post=post,
+        ancestors=ancestors_of(post, viewer_id=viewer_id),
+        replies=replies_page(post, viewer_id=viewer_id, cursor=cursor),
+    )
+
+
+def profile_entries(items: list[Post], *, owner: User) -> list[Entry]:
+    """A profile's posts as shown: a repost is its original, "reposted by" the owner."""
+    return [
+        Entry(post=post.repost_of, reposted_by=[owner]) if post.repost_of_id else Entry(post=post)
+        for post in items
+    ]

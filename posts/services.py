@@ -1,13 +1,13 @@
 from functools import partial
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
 from posts import ids
-from posts.models import Post
-from posts.signals import post_created, post_deleted
+from posts.models import Like, Post
+from posts.signals import post_created, post_deleted, post_liked
 
 
 def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
@@ -93,3 +93,42 @@ def delete_post(*, post: Post) -> bool:
             partial(post_deleted.send, sender=Post, post_id=post.pk, author_id=post.author_id)
         )
     return True
+
+
+def like(*, user: User, post: Post) -> bool:
+    """``user`` likes ``post``; False when they already did.
+
+    INSERT ... ON CONFLICT DO NOTHING: of two concurrent likes (a double
+    click) the second waits on the primary key and inserts nothing, so the
+    counter is bumped once, in the same transaction as the row.
+    """
+    table = Like._meta.db_table
+    with transaction.atomic():
+        with connection.cursor() as db:
+            db.execute(
+                f"INSERT INTO {table} (user_id, post_id, created_at) VALUES (%s, %s, %s) "
+                "ON CONFLICT DO NOTHING",
+                [user.pk, post.pk, timezone.now()],
+            )
+            inserted = db.rowcount == 1
+        if inserted:
+            Post.objects.filter(pk=post.pk).update(like_count=F("like_count") + 1)
+            transaction.on_commit(
+                partial(
+                    post_liked.send,
+                    sender=Post,
+                    post_id=post.pk,
+                    author_id=post.author_id,
+                    user_id=user.pk,
+                )
+            )
+    return inserted
+
+
+def unlike(*, user: User, post: Post) -> bool:
+    """``user`` takes back their like of ``post``; False when there was none."""
+    with transaction.atomic():
+        deleted, _ = Like.objects.filter(user_id=user.pk, post_id=post.pk).delete()
+        if deleted:
+            Post.objects.filter(pk=post.pk, like_count__gt=0).update(like_count=F("like_count") - 1)
+    return bool(deleted)

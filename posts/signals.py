@@ -2,9 +2,11 @@
 
 post_created kwargs: post_id, author_id, in_reply_to_id, repost_of_id (a repost
 is a post of the reposter). post_deleted kwargs: post_id, author_id.
+post_liked kwargs: post_id, author_id (the post's), user_id (who liked it).
 """
 
 from django.dispatch import Signal
 
 post_created = Signal()
 post_deleted = Signal()
+post_liked = Signal()

@@ -2,17 +2,19 @@ from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
+from feed_project.pagination import BadCursor, Cursor
 from feed_project.ratelimits import ratelimit
 from posts import moderation, selectors, services
 from posts.forms import PostForm
 from posts.models import Post
+from relations.services import is_blocked_either_way
 
 
 def _visible_post_or_404(post_id: str) -> Post:
@@ -32,6 +34,31 @@ def _safe_next(request: HttpRequest) -> str | None:
     return None
 
 
+def _visible_to(post: Post, user) -> bool:
+    """Whether ``user`` may see ``post``: not when either blocks the other."""
+    return not (
+        user.is_authenticated
+        and user.pk != post.author_id
+        and is_blocked_either_way(user.pk, post.author_id)
+    )
+
+
+def _post_for_action(request: HttpRequest, post_id: str) -> Post:
+    """The live post (a repost's original) the signed-in user may act on, else 404."""
+    post = _visible_post_or_404(post_id)
+    if post.repost_of_id:
+        post = _visible_post_or_404(post.repost_of_id)
+    if not _visible_to(post, request.user):
+        raise Http404("No such post.")
+    return post
+
+
+def _back_to(request: HttpRequest, post: Post) -> HttpResponse:
+    # HttpResponseRedirect, not redirect(): a ``next`` like "home" is a path
+    # to go back to, never the name of a view.
+    return HttpResponseRedirect(_safe_next(request) or reverse("posts:detail", args=[post.pk]))
+
+
 @require_POST
 @login_required
 @ratelimit("post")
@@ -41,7 +68,14 @@ def new_post(request: HttpRequest) -> HttpResponse:
         # The home page is timelines' (posts never imports timelines): show the
         # compose box alone, with the error and the text kept.
         return render(request, "posts/compose.html", {"form": form}, status=400)
-    services.create_post(author=request.user, text=form.cleaned_data["text"])
+    parent = None
+    if form.cleaned_data["in_reply_to"]:
+        # A post you cannot see (gone, hidden, blocked either way) is one that
+        # does not exist, as far as you know: 404, nothing written.
+        parent = _post_for_action(request, form.cleaned_data["in_reply_to"])
+    services.create_post(author=request.user, text=form.cleaned_data["text"], in_reply_to=parent)
+    if parent is not None:
+        return redirect("posts:detail", post_id=parent.pk)
     return redirect("timelines:home")
 
 
@@ -51,7 +85,25 @@ def detail(request: HttpRequest, post_id: str) -> HttpResponse:
         post = moderation.post_for_moderator(post_id) or _visible_post_or_404(post_id)
     else:
         post = _visible_post_or_404(post_id)
-    return render(request, "posts/detail.html", {"post": post})
+        if not _visible_to(post, request.user):
+            raise Http404("No such post.")
+    if post.repost_of_id:  # a repost's page is its original's
+        return redirect("posts:detail", post_id=post.repost_of_id)
+    viewer_id = request.user.pk if request.user.is_authenticated else None
+    try:
+        cursor = Cursor(before=request.GET.get("before"), after=request.GET.get("after"))
+        thread = selectors.thread(post, viewer_id=viewer_id, cursor=cursor)
+    except BadCursor as exc:
+        raise BadRequest(str(exc)) from exc
+    shown = [post, *(a for a in thread.ancestors if a is not None), *thread.replies.items]
+    context = {
+        "post": post,
+        "thread": thread,
+        "page": thread.replies,
+        "form": PostForm(initial={"in_reply_to": post.pk}),
+        **selectors.viewer_marks(request.user, shown),
+    }
+    return render(request, "posts/detail.html", context)
 
 
 @require_POST
@@ -67,3 +119,41 @@ def delete(request: HttpRequest, post_id: str) -> HttpResponse:
         # Back to where the delete button was, unless that was the post itself.
         return redirect("relations:profile", username=request.user.username)
     return redirect(target)
+
+
+@require_POST
+@login_required
+@ratelimit("like")
+def like(request: HttpRequest, post_id: str) -> HttpResponse:
+    post = _post_for_action(request, post_id)
+    services.like(user=request.user, post=post)
+    return _back_to(request, post)
+
+
+@require_POST
+@login_required
+@ratelimit("like")
+def unlike(request: HttpRequest, post_id: str) -> HttpResponse:
+    post = _post_for_action(request, post_id)
+    services.unlike(user=request.user, post=post)
+    return _back_to(request, post)
+
+
+@require_POST
+@login_required
+@ratelimit("like")
+def repost(request: HttpRequest, post_id: str) -> HttpResponse:
+    post = _post_for_action(request, post_id)
+    services.repost(user=request.user, post=post)  # a second repost is the first one
+    messages.success(request, "Reposted.")
+    return _back_to(request, post)
+
+
+@require_POST
+@login_required
+@ratelimit("like")
+def unrepost(request: HttpRequest, post_id: str) -> HttpResponse:
+    post = _post_for_action(request, post_id)
+    if services.undo_repost(user=request.user, post=post):
+        messages.success(request, "Repost undone.")
+    return _back_to(request, post)

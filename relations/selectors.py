@@ -1,11 +1,12 @@
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.db.models import Q
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import Exists, OuterRef, Q
 
 from accounts.models import User
 from feed_project.pagination import BadCursor, Cursor, Page, make_page
-from relations.models import Followee, Follower
+from relations.models import Block, Followee, Follower, Mute
 
 
 @dataclass
@@ -119,3 +120,22 @@ def following_page(
     return _relation_page(
         Followee, "followee", user_id=user.pk, viewer=viewer, cursor=cursor, limit=limit
     )
+
+
+def profile_person(*, username: str, viewer: User | AnonymousUser) -> User | None:
+    """The person of a profile page, with where the viewer stands: one query.
+
+    Usernames are unique case-insensitively (/@Alice/ is alice). For a
+    signed-in viewer the row carries ``viewer_follows``, ``viewer_blocks``,
+    ``blocks_viewer`` and ``viewer_mutes``; each is a primary-key probe.
+    """
+    people = User.objects.filter(username__iexact=username)
+    if viewer.is_authenticated:
+        person = OuterRef("pk")
+        people = people.annotate(
+            viewer_follows=Exists(Followee.objects.filter(user_id=viewer.pk, followee_id=person)),
+            viewer_blocks=Exists(Block.objects.filter(user_id=viewer.pk, blocked_id=person)),
+            blocks_viewer=Exists(Block.objects.filter(user_id=person, blocked_id=viewer.pk)),
+            viewer_mutes=Exists(Mute.objects.filter(user_id=viewer.pk, muted_id=person)),
+        )
+    return people.first()

@@ -28,5 +28,9 @@ urlpatterns = [
     path("@<username:username>/following/", views.following, name="following"),
     path("@<username:username>/follow/", views.follow, name="follow"),
     path("@<username:username>/unfollow/", views.unfollow, name="unfollow"),
+    path("@<username:username>/block/", views.block, name="block"),
+    path("@<username:username>/unblock/", views.unblock, name="unblock"),
+    path("@<username:username>/mute/", views.mute, name="mute"),
+    path("@<username:username>/unmute/", views.unmute, name="unmute"),
     path("@<username:username>/report/", report_user, name="report"),
 ]

@@ -3,7 +3,7 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
@@ -11,9 +11,9 @@ from django.views.decorators.http import require_POST, require_safe
 from accounts.models import User
 from feed_project.pagination import BadCursor, Cursor, Page
 from feed_project.ratelimits import ratelimit
-from posts.selectors import author_posts_page
+from posts.selectors import author_posts_page, profile_entries, viewer_marks
 from relations import selectors, services
-from relations.services import SelfFollowError
+from relations.services import BlockedError, SelfFollowError
 
 
 def _user_or_404(username: str) -> User:
@@ -32,21 +32,44 @@ def _redirect_back(request: HttpRequest, person: User) -> HttpResponse:
     if target and url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
-        return redirect(target)
+        # Not redirect(target): a ``next`` like "home" is a path, never a view's name.
+        return HttpResponseRedirect(target)
     return redirect("relations:profile", username=person.username)
 
 
 @require_safe
 def profile(request: HttpRequest, username: str) -> HttpResponse:
-    person = _user_or_404(username)
-    try:
-        page = author_posts_page(author=person, cursor=_cursor(request))
-    except BadCursor as exc:
-        raise BadRequest(str(exc)) from exc
     viewer = request.user
-    can_follow = viewer.is_authenticated and viewer.pk != person.pk
-    following = can_follow and selectors.is_following(follower_id=viewer.pk, followee_id=person.pk)
-    context = {"person": person, "page": page, "can_follow": can_follow, "following": following}
+    person = selectors.profile_person(username=username, viewer=viewer)
+    if person is None:
+        raise Http404("No such person.")
+    others = viewer.is_authenticated and viewer.pk != person.pk
+    blocking = others and person.viewer_blocks
+    blocked_by = others and person.blocks_viewer
+    if blocking or blocked_by:
+        # Neither side sees the other's posts: the page says so instead.
+        page: Page = Page(items=[])
+    else:
+        try:
+            page = author_posts_page(
+                author=person,
+                cursor=_cursor(request),
+                viewer_id=viewer.pk if viewer.is_authenticated else None,
+            )
+        except BadCursor as exc:
+            raise BadRequest(str(exc)) from exc
+    entries = profile_entries(page.items, owner=person)
+    context = {
+        "person": person,
+        "page": page,
+        "entries": entries,
+        "can_follow": others,
+        "following": others and person.viewer_follows,
+        "blocking": blocking,
+        "blocked_by": blocked_by,
+        "muting": others and person.viewer_mutes,
+        **viewer_marks(viewer, [entry.post for entry in entries]),
+    }
     return render(request, "relations/profile.html", context)
 
 
@@ -82,6 +105,10 @@ def follow(request: HttpRequest, username: str) -> HttpResponse:
         created = services.follow(follower=request.user, followee=person)
     except SelfFollowError:
         messages.error(request, "You cannot follow yourself.")
+    except BlockedError:
+        messages.error(
+            request, f"You cannot follow @{person.username}: one of you blocks the other."
+        )
     else:
         if created:
             messages.success(request, f"You now follow @{person.username}.")
@@ -99,4 +126,54 @@ def unfollow(request: HttpRequest, username: str) -> HttpResponse:
         messages.success(request, f"You no longer follow @{person.username}.")
     else:
         messages.info(request, f"You did not follow @{person.username}.")
+    return _redirect_back(request, person)
+
+
+@require_POST
+@login_required
+def block(request: HttpRequest, username: str) -> HttpResponse:
+    person = _user_or_404(username)
+    if person.pk == request.user.pk:
+        messages.error(request, "You cannot block yourself.")
+    elif services.block(user=request.user, target=person):
+        messages.success(
+            request, f"You blocked @{person.username}. Neither of you follows the other now."
+        )
+    else:
+        messages.info(request, f"You already block @{person.username}.")
+    return _redirect_back(request, person)
+
+
+@require_POST
+@login_required
+def unblock(request: HttpRequest, username: str) -> HttpResponse:
+    person = _user_or_404(username)
+    if services.unblock(user=request.user, target=person):
+        messages.success(request, f"You unblocked @{person.username}.")
+    else:
+        messages.info(request, f"You did not block @{person.username}.")
+    return _redirect_back(request, person)
+
+
+@require_POST
+@login_required
+def mute(request: HttpRequest, username: str) -> HttpResponse:
+    person = _user_or_404(username)
+    if person.pk == request.user.pk:
+        messages.error(request, "You cannot mute yourself.")
+    elif services.mute(user=request.user, target=person):
+        messages.success(request, f"You muted @{person.username}: their posts leave your feed.")
+    else:
+        messages.info(request, f"You already mute @{person.username}.")
+    return _redirect_back(request, person)
+
+
+@require_POST
+@login_required
+def unmute(request: HttpRequest, username: str) -> HttpResponse:
+    person = _user_or_404(username)
+    if services.unmute(user=request.user, target=person):
+        messages.success(request, f"You unmuted @{person.username}.")
+    else:
+        messages.info(request, f"You did not mute @{person.username}.")
     return _redirect_back(request, person)

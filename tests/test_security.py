@@ -45,6 +45,7 @@ ACTIONS = {
     "@<>/mute/",
     "@<>/unmute/",
     "@<>/report/",
+    "notifications/read/",
 }
 # A page whose GET shows a form and whose POST changes data: CSRF always; the
 # sign-up and log-in forms are for visitors, the others need a login.
@@ -57,6 +58,7 @@ READ_ONLY = {
     "",
     "search/",
     "notifications/",
+    "timeline/new/",
     "posts/<>/",
     "@<>/",
     "@<>/followers/",

@@ -10,7 +10,7 @@ from django.db.models.signals import post_save
 
 from accounts.signals import last_active_refreshed
 from posts.models import Post
-from posts.signals import post_created, post_deleted
+from posts.signals import post_created, post_deleted, post_liked
 from relations.signals import followed, muted, unfollowed, unmuted
 from timelines import services, tasks
 
@@ -51,6 +51,19 @@ def reader_returned(sender: Any, user_id: int, previous: Any, **kwargs: Any) -> 
         services.mark_stale(owner_id=user_id)
 
 
+def notify_followed(sender: Any, follower_id: int, followee_id: int, **kwargs: Any) -> None:
+    tasks.enqueue(tasks.notify_followed, follower_id, followee_id)
+
+
+def notify_liked(sender: Any, post_id: str, author_id: int, user_id: int, **kwargs: Any) -> None:
+    tasks.enqueue(tasks.notify_liked, post_id, author_id, user_id)
+
+
+def notify_about_post(sender: Any, post_id: str, **kwargs: Any) -> None:
+    """A reply, a repost or @mentions: the task reads the post to know which."""
+    tasks.enqueue(tasks.notify_about_post, post_id)
+
+
 def connect() -> None:
     """Connected from TimelinesConfig.ready(), each with a dispatch_uid."""
     post_save.connect(record_fan_out, sender=Post, dispatch_uid="timelines.record_fan_out")
@@ -61,3 +74,6 @@ def connect() -> None:
     muted.connect(drop_muted, dispatch_uid="timelines.drop_muted")
     unmuted.connect(restore_unmuted, dispatch_uid="timelines.restore_unmuted")
     last_active_refreshed.connect(reader_returned, dispatch_uid="timelines.reader_returned")
+    followed.connect(notify_followed, dispatch_uid="timelines.notify_followed")
+    post_liked.connect(notify_liked, dispatch_uid="timelines.notify_liked")
+    post_created.connect(notify_about_post, dispatch_uid="timelines.notify_about_post")

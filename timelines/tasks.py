@@ -17,7 +17,8 @@ from django.conf import settings
 from django.db import DatabaseError
 from kombu.exceptions import OperationalError as BrokerError
 
-from timelines import services
+from timelines import notifications, services
+from timelines.models import Notification
 from timelines.services import Chunk
 
 logger = logging.getLogger(__name__)
@@ -102,3 +103,25 @@ def sweep_undelivered() -> int:
     for post_id in post_ids:
         enqueue(fan_out_post, post_id)
     return len(post_ids)
+
+
+# Notifications: each insert ignores duplicates, so a retry notifies no one twice.
+
+
+@shared_task(name="timelines.notify_followed", **RETRY)
+def notify_followed(follower_id: int, followee_id: int) -> None:
+    notifications.notify(
+        recipient_id=followee_id, kind=Notification.Kind.FOLLOW, actor_id=follower_id
+    )
+
+
+@shared_task(name="timelines.notify_liked", **RETRY)
+def notify_liked(post_id: str, author_id: int, user_id: int) -> None:
+    notifications.notify(
+        recipient_id=author_id, kind=Notification.Kind.LIKE, actor_id=user_id, post_id=post_id
+    )
+
+
+@shared_task(name="timelines.notify_about_post", **RETRY)
+def notify_about_post(post_id: str) -> None:
+    notifications.notify_about_post(post_id=post_id)

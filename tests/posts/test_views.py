@@ -78,11 +78,21 @@ def test_posting_a_null_character_is_rejected(alice_client):
     assert not Post.objects.exists()
 
 
-def test_posting_with_in_reply_to_does_not_fail(alice_client, alice_post):
-    for reply_to in (alice_post.pk, "nonsense", ""):
+def test_posting_with_in_reply_to_replies_and_a_blank_one_is_a_post_of_its_own(
+    alice_client, alice_post
+):
+    for reply_to in (alice_post.pk, ""):
         response = alice_client.post(NEW_POST, {"text": "Reply", "in_reply_to": reply_to})
         assert response.status_code == 302
-    assert Post.objects.count() == 4
+    assert Post.objects.count() == 3
+    assert Post.objects.filter(in_reply_to=alice_post).count() == 1
+
+
+def test_posting_in_reply_to_nonsense_is_a_404_and_writes_nothing(alice_client, alice_post):
+    response = alice_client.post(NEW_POST, {"text": "Reply", "in_reply_to": "nonsense"})
+
+    assert response.status_code == 404
+    assert Post.objects.count() == 1
 
 
 @pytest.mark.django_db

@@ -1,0 +1,20 @@
+"""``@username`` in a post's text: one pattern for the links and the notifications."""
+
+import re
+
+# Usernames are letters, digits and underscores (accounts.models); an "@" right
+# after a word character is part of something else (an e-mail address).
+MENTION = re.compile(r"(?<![A-Za-z0-9_@])@([A-Za-z0-9_]{1,30})(?![A-Za-z0-9_])")
+MAX_MENTIONS = 10
+
+
+def mentioned_usernames(text: str) -> list[str]:
+    """The distinct usernames mentioned in ``text``, lower-cased, first ten, in order."""
+    names: list[str] = []
+    for match in MENTION.finditer(text):
+        name = match.group(1).lower()
+        if name not in names:
+            names.append(name)
+            if len(names) == MAX_MENTIONS:
+                break
+    return names

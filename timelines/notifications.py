@@ -1,0 +1,133 @@
+"""Notifications: someone followed you, replied to you, liked, reposted or mentioned you.
+
+``notify`` is the one way in: it inserts ignoring duplicates (the unique
+constraint ``one_notification_per_event``, so a retried task or a like,
+unlike, like again notifies once) and bumps ``User.unread_notifications``
+only when a row went in. Nobody is notified of their own doing, nor of the
+doing of someone blocked either way.
+"""
+
+from django.db import connection, transaction
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+from accounts.models import User
+from feed_project.pagination import BadCursor, Cursor, Page, make_page
+from posts.mentions import mentioned_usernames
+from posts.models import Post
+from relations.models import Block
+from relations.services import is_blocked_either_way
+from timelines.models import Notification
+
+Kind = Notification.Kind
+
+
+def notify(*, recipient_id: int, kind: str, actor_id: int, post_id: str | None = None) -> bool:
+    """Notify ``recipient_id`` of ``kind`` by ``actor_id``; False when nothing was written."""
+    if recipient_id == actor_id or is_blocked_either_way(recipient_id, actor_id):
+        return False
+    table = Notification._meta.db_table
+    with transaction.atomic():
+        # SQLite has no NULLS NOT DISTINCT: a follow (no post) is checked by
+        # hand there. SQLite runs one writer at a time, so the check holds.
+        by_hand = (
+            post_id is None and not connection.features.supports_nulls_distinct_unique_constraints
+        )
+        if (
+            by_hand
+            and Notification.objects.filter(
+                recipient_id=recipient_id, kind=kind, actor_id=actor_id, post_id=None
+            ).exists()
+        ):
+            return False
+        with connection.cursor() as db:
+            db.execute(
+                f"INSERT INTO {table} (recipient_id, kind, actor_id, post_id, created_at) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                [recipient_id, kind, actor_id, post_id, timezone.now()],
+            )
+            inserted = db.rowcount == 1
+        if inserted:
+            User.objects.filter(pk=recipient_id).update(
+                unread_notifications=F("unread_notifications") + 1
+            )
+    return inserted
+
+
+def notify_about_post(*, post_id: str) -> int:
+    """The notifications a new post makes: a reply, a repost, its @mentions. How many."""
+    post = (
+        Post.objects.visible().select_related("in_reply_to", "repost_of").filter(pk=post_id).first()
+    )
+    if post is None:
+        return 0
+    sent = 0
+    if post.in_reply_to is not None:
+        sent += notify(
+            recipient_id=post.in_reply_to.author_id,
+            kind=Kind.REPLY,
+            actor_id=post.author_id,
+            post_id=post.pk,
+        )
+    if post.repost_of is not None:
+        sent += notify(
+            recipient_id=post.repost_of.author_id,
+            kind=Kind.REPOST,
+            actor_id=post.author_id,
+            post_id=post.repost_of_id,
+        )
+    names = mentioned_usernames(post.text)
+    if names:
+        mentioned = User.objects.annotate(name=Lower("username")).filter(
+            name__in=names, is_active=True
+        )
+        for user_id in mentioned.values_list("pk", flat=True):
+            sent += notify(
+                recipient_id=user_id, kind=Kind.MENTION, actor_id=post.author_id, post_id=post.pk
+            )
+    return sent
+
+
+def mark_all_read(*, user: User) -> int:
+    """Mark every unread notification of ``user`` read and reset the counter."""
+    with transaction.atomic():
+        # The user row first: a notify() committing meanwhile waits here, and
+        # its row and its +1 both land after the reset.
+        User.objects.select_for_update().filter(pk=user.pk).values("pk").get()
+        marked = Notification.objects.filter(recipient_id=user.pk, read_at__isnull=True).update(
+            read_at=timezone.now()
+        )
+        User.objects.filter(pk=user.pk).update(unread_notifications=0)
+    return marked
+
+
+def _check_cursor(cursor: Cursor) -> None:
+    for value in (cursor.before, cursor.after):
+        if value is not None and not (value.isascii() and value.isdigit() and len(value) < 19):
+            raise BadCursor("not a notification cursor")
+
+
+def notifications_page(*, user: User, cursor: Cursor, limit: int = 30) -> Page[Notification]:
+    """One page of ``user``'s notifications, newest first, keyset on id: one query.
+
+    Notifications from people blocked either way are left out; the actor and
+    the post come with each row.
+    """
+    _check_cursor(cursor)
+    actor = OuterRef("actor_id")
+    rows = (
+        Notification.objects.filter(recipient_id=user.pk)
+        .exclude(
+            Q(Exists(Block.objects.filter(user_id=user.pk, blocked_id=actor)))
+            | Q(Exists(Block.objects.filter(user_id=actor, blocked_id=user.pk)))
+        )
+        .select_related("actor", "post")
+    )
+    if cursor.newer_pages:
+        rows = rows.filter(id__gt=int(cursor.after)).order_by("id")
+    else:
+        if cursor.before is not None:
+            rows = rows.filter(id__lt=int(cursor.before))
+        rows = rows.order_by("-id")
+    return make_page(list(rows[: limit + 1]), cursor=cursor, limit=limit, key=lambda n: str(n.pk))
