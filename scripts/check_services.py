@@ -2,7 +2,7 @@
 
 import os
 import sys
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import redis
@@ -10,8 +10,11 @@ import redis
 MISSING = []
 database_url = os.environ["DATABASE_URL"]
 redis_url = os.environ["REDIS_URL"]
+# pytest-django creates the test database itself: only the server must answer,
+# so connect to the maintenance database whatever name the URL gives.
+server_url = urlunsplit(urlsplit(database_url)._replace(path="/postgres"))
 try:
-    psycopg.connect(database_url.replace("/feed_test", "/postgres"), connect_timeout=3).close()
+    psycopg.connect(server_url, connect_timeout=3).close()
 except psycopg.Error as exc:
     where = urlsplit(database_url)
     MISSING.append(

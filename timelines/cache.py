@@ -41,7 +41,9 @@ _PUSH = """
 redis.call('DEL', KEYS[2])
 if redis.call('EXISTS', KEYS[1]) == 1 then
   for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 1, -(tonumber(ARGV[1]) + 1))
+  if redis.call('ZCARD', KEYS[1]) > tonumber(ARGV[1]) + 1 then
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 1, -(tonumber(ARGV[1]) + 1))
+  end
 end
 return 0
 """

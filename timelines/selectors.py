@@ -141,16 +141,17 @@ def hydrate(keys: list[str], *, reader_id: int) -> list[FeedItem]:
         ):
             # The original is itself an entry of this feed.
             newest[original.pk] = max(original.timeline_key, newest.get(original.pk, ""))
+    reposted = [pk for pk, original in originals.items() if original.repost_count]
     reposts = (
         Post.objects.visible()
-        .filter(repost_of_id__in=list(originals))
+        .filter(repost_of_id__in=reposted)
         .filter(Q(author_id=reader_id) | Exists(followed))
         .exclude(Exists(muted))
         .select_related("author")
         .order_by("-timeline_key")
     )
     reposters: dict[str, list[User]] = {}
-    for shared in reposts:
+    for shared in reposts if reposted else []:
         reposters.setdefault(shared.repost_of_id, []).append(shared.author)
         newest[shared.repost_of_id] = max(shared.timeline_key, newest.get(shared.repost_of_id, ""))
     items = []
@@ -252,23 +253,24 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     """One page of the reader's home feed, newest first."""
     check_cursor(cursor)
     limit = page_size(limit)
+    followees = Followee.objects.filter(user_id=reader.pk).values("followee_id")
+    pull_authors = PullAuthor.objects.filter(Q(author_id__in=followees) | Q(author_id=reader.pk))
+    # One query for what every page needs to know before reading keys.
     state = (
         TimelineState.objects.filter(owner_id=reader.pk)
-        .annotate(generation=Subquery(CacheGeneration.objects.filter(pk=1).values("value")))
-        .values("built_at", "generation")
+        .annotate(
+            generation=Subquery(CacheGeneration.objects.filter(pk=1).values("value")),
+            follows_pull_authors=Exists(pull_authors),
+        )
+        .values("built_at", "generation", "follows_pull_authors")
         .first()
     )
     if state is None or state["built_at"] is None:
         services.rebuild(owner_id=reader.pk)
-        generation = cache.generation()
+        generation, any_pulled = cache.generation(), pull_authors.exists()
     else:
-        generation = state["generation"] or 0
-    followees = Followee.objects.filter(user_id=reader.pk).values("followee_id")
-    pulled = list(
-        PullAuthor.objects.filter(Q(author_id__in=followees) | Q(author_id=reader.pk)).values_list(
-            "author_id", flat=True
-        )
-    )
+        generation, any_pulled = state["generation"] or 0, state["follows_pull_authors"]
+    pulled = list(pull_authors.values_list("author_id", flat=True)) if any_pulled else []
     inbox = _Inbox(reader.pk, generation)
     notices: list[str] = []
     items: list[FeedItem] = []

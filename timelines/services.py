@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from accounts.models import User
@@ -105,6 +105,10 @@ JOIN {user} u ON u.id = f.follower_id
 JOIN {state} s ON s.owner_id = f.follower_id
 WHERE f.user_id = %(author)s AND f.follower_id > %(after)s AND f.follower_id <= %(upto)s
   AND u.last_active_at >= %(active_since)s
+  -- The same range on the joined keys lets the planner range-scan them too,
+  -- instead of hashing every state row for each chunk.
+  AND u.id > %(after)s AND u.id <= %(upto)s
+  AND s.owner_id > %(after)s AND s.owner_id <= %(upto)s
 ON CONFLICT (owner_id, timeline_key) DO UPDATE SET author_id = excluded.author_id
 RETURNING owner_id
 """
@@ -145,12 +149,20 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
 
 
 def _chunk_done(post_id: str, recipients: int) -> None:
+    # One statement: every chunk of a post updates this row, so keep it short.
+    # SET expressions see the row before the update, hence "+ 1 >=".
     FanOut.objects.filter(pk=post_id).update(
-        chunks_done=F("chunks_done") + 1, recipients=F("recipients") + recipients
+        chunks_done=F("chunks_done") + 1,
+        recipients=F("recipients") + recipients,
+        finished_at=Case(
+            When(
+                finished_at__isnull=True,
+                chunks_done__gte=F("chunks_total") - 1,
+                then=Value(timezone.now()),
+            ),
+            default=F("finished_at"),
+        ),
     )
-    FanOut.objects.filter(
-        pk=post_id, finished_at__isnull=True, chunks_done__gte=F("chunks_total")
-    ).update(finished_at=timezone.now())
 
 
 def _finish(post_id: str, now: datetime) -> None:
@@ -307,22 +319,27 @@ def rebuild(*, owner_id: int) -> int:
         authors.append(owner_id)
     per_author = settings.FEED_REBUILD_PER_AUTHOR
     rows = pull.newest_by_author(authors, cursor=Cursor(), per_author=per_author)
-    by_author: dict[int, list[str]] = {}
+    count: dict[int, int] = {}
+    oldest: dict[int, str] = {}
     for key, author_id in rows:
-        by_author.setdefault(author_id, []).append(key)
-    floor = max((min(keys) for keys in by_author.values() if len(keys) >= per_author), default=None)
+        count[author_id] = count.get(author_id, 0) + 1
+        oldest[author_id] = min(key, oldest.get(author_id, key))
+    # Authors who returned per_author posts may have older ones: below the
+    # highest of their oldest pulled keys, the pull is not complete.
+    floor = max((oldest[a] for a, n in count.items() if n >= per_author), default="")
+    # Only what the capped inbox keeps is written: the newest FEED_INBOX_CAP
+    # keys at or above the floor; the rest would be trimmed at once.
+    kept = sorted((row for row in rows if row[0] >= floor), reverse=True)
+    kept = kept[: settings.FEED_INBOX_CAP]
     with transaction.atomic():
         InboxEntry.objects.bulk_create(
-            [
-                InboxEntry(owner_id=owner_id, timeline_key=key, author_id=a)
-                for key, a in rows
-                if floor is None or key >= floor
-            ],
+            [InboxEntry(owner_id=owner_id, timeline_key=key, author_id=a) for key, a in kept],
             ignore_conflicts=True,
-            batch_size=5000,
         )
-        if floor is not None:
-            InboxEntry.objects.filter(owner_id=owner_id, timeline_key__lt=floor).delete()
+        if kept and (floor or len(kept) == settings.FEED_INBOX_CAP):
+            # Below the oldest kept key the pull was cut off (by an author or by
+            # the cap): entries from before the rebuild there may have gaps.
+            InboxEntry.objects.filter(owner_id=owner_id, timeline_key__lt=kept[-1][0]).delete()
     trim([owner_id])
     TimelineState.objects.filter(owner_id=owner_id).update(built_at=timezone.now())
     cache.drop(owner_id)
