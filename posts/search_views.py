@@ -7,6 +7,7 @@ from django.views.decorators.http import require_safe
 
 from feed_project.pagination import BadCursor, Cursor
 from posts.search import MAX_QUERY_LENGTH, normalize_query, search
+from posts.selectors import viewer_marks
 
 
 @require_safe
@@ -23,5 +24,10 @@ def search_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "search.html",
-        {"results": results, "page": results.posts, "max_length": MAX_QUERY_LENGTH},
+        {
+            "results": results,
+            "page": results.posts,
+            "max_length": MAX_QUERY_LENGTH,
+            **viewer_marks(request.user, results.posts.items),
+        },
     )
