@@ -135,7 +135,7 @@ def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
     chain = RawSQL(
         f"""
         WITH RECURSIVE chain(id, depth) AS (
-            SELECT %s, 1
+            SELECT in_reply_to_id, 1 FROM {table} WHERE id = %s
             UNION ALL
             SELECT p.in_reply_to_id, chain.depth + 1
             FROM {table} p JOIN chain ON p.id = chain.id
@@ -143,7 +143,7 @@ def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
         )
         SELECT id FROM chain
         """,
-        [post.in_reply_to_id, MAX_ANCESTORS],
+        [post.pk, MAX_ANCESTORS],
     )
     found = {
         row.pk: row
