@@ -29,15 +29,14 @@ def notify(*, recipient_id: int, kind: str, actor_id: int, post_id: str | None =
         return False
     table = Notification._meta.db_table
     with transaction.atomic():
-        # SQLite has no NULLS NOT DISTINCT: a follow (no post) is checked by
-        # hand there. SQLite runs one writer at a time, so the check holds.
-        by_hand = (
-            post_id is None and not connection.features.supports_nulls_distinct_unique_constraints
-        )
+        # SQLite: Django leaves out a NULLS NOT DISTINCT constraint there, so
+        # duplicates are checked by hand. SQLite runs one writer at a time,
+        # so the check holds.
+        by_hand = not connection.features.supports_nulls_distinct_unique_constraints
         if (
             by_hand
             and Notification.objects.filter(
-                recipient_id=recipient_id, kind=kind, actor_id=actor_id, post_id=None
+                recipient_id=recipient_id, kind=kind, actor_id=actor_id, post_id=post_id
             ).exists()
         ):
             return False
