@@ -118,7 +118,7 @@ def delete(request: HttpRequest, post_id: str) -> HttpResponse:
     if target is None or urlsplit(target).path == reverse("posts:detail", args=[post.pk]):
         # Back to where the delete button was, unless that was the post itself.
         return redirect("relations:profile", username=request.user.username)
-    return redirect(target)
+    return HttpResponseRedirect(target)  # a path, never the name of a view
 
 
 @require_POST
