@@ -194,6 +194,4 @@ def post_for_moderator(post_id: str) -> Post | None:
     """A post a moderator may open: not deleted, hidden or not."""
     if not ids.is_timeline_key(post_id):
         return None
-    return (
-        Post.objects.filter(pk=post_id, deleted_at__isnull=True).select_related("author").first()
-    )
+    return Post.objects.filter(pk=post_id, deleted_at__isnull=True).select_related("author").first()
