@@ -227,3 +227,11 @@ def test_detail_query_count_does_not_grow_with_the_thread(client, alice, bob, ca
         counts.append(len(queries))
     assert counts[0] == counts[1]
     assert Like.objects.count() == 20
+
+
+def test_a_rejected_reply_keeps_the_post_it_replies_to_in_the_form(alice_client, carol_post):
+    response = alice_client.post(NEW_POST, {"text": "x" * 501, "in_reply_to": carol_post.pk})
+
+    assert response.status_code == 400
+    assert f'name="in_reply_to" value="{carol_post.pk}"' in response.content.decode()
+    assert Post.objects.count() == 1
