@@ -1,0 +1,105 @@
+"""Figure 2: home feed pages, cache warm and dropped, beside the pull model."""
+
+from collections.abc import Callable
+from typing import Any
+
+from accounts.models import User
+from bench.timelines.report import Table, Verdict, _ms, measure_and_count
+from bench.timelines.spec import READER, Log, Options, World, WorldError
+from feed_project.pagination import Cursor
+from timelines import cache, selectors
+
+DEEP_PAGE = 5
+
+
+def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[Verdict]]:
+    """Figure 2: page 1 and a deep page, cached and not, beside the pull model."""
+    reader = User.objects.get(pk=world.reader_id)
+    limit = selectors.page_size(None)
+    cursor = Cursor()
+    for _ in range(DEEP_PAGE - 1):
+        older = selectors.home_feed(reader=reader, cursor=cursor).older
+        if older is None:
+            raise WorldError(f"{READER}'s feed has fewer than {DEEP_PAGE} pages")
+        cursor = Cursor(before=older)
+    table = Table(
+        title=f"2. Home feed of {READER} (follows {reader.following_count:,} accounts), "
+        f"{limit} posts a page",
+        header=("read", "p50", "p99", "queries/call"),
+        notes=[
+            f"{options.samples} samples each after {options.warmup} warm-up calls; "
+            f"'cache dropped' runs timelines.cache.drop({READER}) before each sample (untimed)",
+            f"the pull model asks for {limit + 1} keys, as home_feed does (one more than a page)",
+        ],
+    )
+    verdicts = []
+    drop = _Call(cache.drop, reader.pk)
+    for number, page_cursor in ((1, Cursor()), (DEEP_PAGE, cursor)):
+        feed = _Call(selectors.home_feed, reader=reader, cursor=page_cursor)
+        cases = [
+            ("home_feed, cache warm", feed, None),
+            ("home_feed, cache dropped", feed, drop),
+            (
+                "pull_keys + hydrate",
+                _Pull(selectors.pull_keys, reader.pk, page_cursor, limit),
+                None,
+            ),
+            (
+                "pull_reference_keys + hydrate",
+                _Pull(selectors.pull_reference_keys, reader.pk, page_cursor, limit),
+                None,
+            ),
+        ]
+        timings = {}
+        for label, fn, setup in cases:
+            log(f"home page {number}: {label}")
+            timing, queries = measure_and_count(
+                fn, samples=options.samples, warmup=options.warmup, setup=setup
+            )
+            timings[label] = timing
+            table.rows.append(
+                (f"page {number}: {label}", _ms(timing.p50), _ms(timing.p99), str(queries))
+            )
+        cached = timings["home_feed, cache warm"]
+        pull = min(timings["pull_keys + hydrate"].p50, timings["pull_reference_keys + hydrate"].p50)
+        verdicts.append(
+            Verdict(
+                figure=f"Home page {number}, cached, p50",
+                measured=_ms(cached.p50),
+                baseline=f"{_ms(pull)} pull",
+                ratio=f"{pull / cached.p50:.0f}x faster",
+                target=">= 10x faster",
+                met=pull >= 10 * cached.p50,
+            )
+        )
+        verdicts.append(
+            Verdict(
+                figure=f"Home page {number}, cached, p99",
+                measured=_ms(cached.p99),
+                baseline="",
+                ratio="",
+                target="< 10 ms",
+                met=cached.p99 < 10,
+            )
+        )
+    # The sampled calls leave the reader's cache live, as a visit would.
+    return table, verdicts
+
+
+class _Call:
+    def __init__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def __call__(self) -> Any:
+        return self.fn(*self.args, **self.kwargs)
+
+
+class _Pull:
+    """A pull-model page: the keys, then the posts, as a page would need them."""
+
+    def __init__(self, keys: Callable[..., list[str]], reader_id: int, cursor: Cursor, limit: int):
+        self.keys, self.reader_id, self.cursor, self.limit = keys, reader_id, cursor, limit
+
+    def __call__(self) -> list[selectors.FeedItem]:
+        keys = self.keys(reader_id=self.reader_id, cursor=self.cursor, limit=self.limit + 1)
+        return selectors.hydrate(keys, reader_id=self.reader_id)

@@ -1,0 +1,54 @@
+"""The whole run: build or reuse the world, measure the three figures, sum them up."""
+
+import os
+
+from django.db import connection
+
+from bench.timelines.fanout import fan_out_figure
+from bench.timelines.reads import home_figures
+from bench.timelines.rebuild import rebuild_figure
+from bench.timelines.report import Table
+from bench.timelines.spec import AUTHOR, READER, Log, Options, WorldSpec
+from bench.timelines.world import ensure_world
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def run(spec: WorldSpec, options: Options, *, rebuild_world: bool, log: Log) -> list[Table]:
+    """Build or reuse the world, measure the three figures, and sum them up."""
+    world = ensure_world(spec, rebuild=rebuild_world, log=log)
+    how = "built" if world.built else "reused"
+    log(f"world {how} in {world.seconds:.1f} s")
+    tables = [
+        Table(
+            title="World",
+            header=("what", "count"),
+            rows=[
+                (f"followers of {AUTHOR} (active, inbox kept)", f"{world.followers:,}"),
+                (f"accounts followed by {READER} and by each idle reader", f"{spec.following:,}"),
+                ("accounts with posts", f"{spec.authors:,}"),
+                ("posts", f"{world.posts:,}"),
+                ("idle readers (inactive, no inbox)", f"{len(world.idle_ids):,}"),
+            ],
+            notes=[
+                f"{how} in {world.seconds:.1f} s; {connection.settings_dict['NAME']} "
+                f"on PostgreSQL {connection.pg_version // 10000}; "
+                f"{os.cpu_count()} CPUs, load average {_load()} at the start",
+            ],
+        )
+    ]
+    fan_out, fan_out_verdict = fan_out_figure(world, options, log)
+    home, home_verdicts = home_figures(world, options, log)
+    rebuild, rebuild_verdicts = rebuild_figure(world, options, log)
+    summary = Table(
+        title="Summary",
+        header=("figure", "measured", "baseline", "ratio", "target", "met"),
+        rows=[
+            (v.figure, v.measured, v.baseline, v.ratio, v.target, "yes" if v.met else "MISSED")
+            for v in [fan_out_verdict, *home_verdicts, *rebuild_verdicts]
+        ],
+        notes=[f"load average {_load()} at the end (other work on the machine skews figures)"],
+    )
+    return [*tables, fan_out, home, rebuild, summary]

@@ -1,0 +1,97 @@
+"""Where the fan-out runs: a real Celery worker subprocess, or in process (eager tasks)."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from django.conf import settings
+
+from bench.timelines.spec import Log, WorldError
+from feed_project.celery import app as celery_app
+
+
+def _database_url() -> str:
+    db = settings.DATABASES["default"]
+    user = quote(db.get("USER") or "", safe="")
+    password = quote(db.get("PASSWORD") or "", safe="")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+@contextmanager
+def celery_worker(*, threshold: int, log: Log, ready_timeout: float = 60) -> Iterator[str]:
+    """A real worker (prefork, 2 processes) on this database and broker; stopped after."""
+    if not settings.CELERY_BROKER_URL:
+        raise WorldError("a worker needs a broker: set REDIS_URL (or run with --no-worker)")
+    others = celery_app.control.ping(timeout=0.5)
+    if others:
+        log(f"  note: other workers answer on this broker and may share the fan-out: {others}")
+    celery_app.control.purge()  # stale messages of an interrupted run
+    name = f"bench{os.getpid()}@{socket.gethostname()}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "FEED_BIG_ACCOUNT_FOLLOWERS": str(threshold),
+    }
+    command = [sys.executable, "-m", "celery", "-A", "feed_project", "worker"]
+    command += ["--pool=prefork", "--concurrency=2", "-Q", "celery", "-n", name, "-l", "WARNING"]
+    output = Path(tempfile.mkstemp(prefix="bench-worker-", suffix=".log")[1])
+    with output.open("wb") as log_file:
+        worker = subprocess.Popen(
+            command,
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopped as one below
+        )
+    try:
+        deadline = time.monotonic() + ready_timeout
+        while not celery_app.control.ping(destination=[name], timeout=0.5):
+            if worker.poll() is not None or time.monotonic() > deadline:
+                tail = output.read_text(errors="replace")[-2000:]
+                raise WorldError(f"the Celery worker did not start; its log ({output}):\n{tail}")
+        log(f"  worker {name} (pid {worker.pid}) ready; log: {output}")
+        yield f"through worker {name}"
+    finally:
+        _stop(worker)
+
+
+def _stop(worker: subprocess.Popen) -> None:
+    """TERM the worker's process group (a warm shutdown), KILL it if it lingers."""
+    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(worker.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            worker.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextmanager
+def _tasks_in_process(on: bool) -> Iterator[None]:
+    before = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = on
+    try:
+        yield
+    finally:
+        celery_app.conf.task_always_eager = before
+
+
+@contextmanager
+def _in_process() -> Iterator[str]:
+    yield "in process (eager tasks)"
