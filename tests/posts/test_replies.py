@@ -226,6 +226,9 @@ def test_detail_query_count_does_not_grow_with_the_thread(client, alice, bob, ca
         assert response.content.decode().count("Liked <span") == total
         counts.append(len(queries))
     assert counts[0] == counts[1]
+    # Session, user, moderator permission (2), the post, the block check,
+    # ancestors, replies, liked, reposted.
+    assert counts[0] <= 10, counts
     assert Like.objects.count() == 20
 
 
