@@ -107,8 +107,13 @@ def invalidate_all(reason: str) -> None:
         CacheGeneration.objects.update_or_create(pk=1, defaults={"value": 1})
 
 
+def inbox_key(owner_id: int, gen: int) -> str:
+    """The Redis key of one reader's cached inbox in one generation."""
+    return f"tl:{{{owner_id}}}:{gen}"
+
+
 def _keys(owner_id: int, gen: int) -> list[str]:
-    inbox = f"tl:{{{owner_id}}}:{gen}"
+    inbox = inbox_key(owner_id, gen)
     return [inbox, inbox + ":fill"]
 
 

@@ -22,12 +22,6 @@ from timelines import cache
 from timelines.models import FanOut
 
 
-def _cache_key(owner_id: int, generation: int) -> str:
-    # The key format of timelines.cache (tl:{<reader>}:<generation>); a wrong
-    # format here would show as "0 live caches hold the post" in the report.
-    return f"tl:{{{owner_id}}}:{generation}"
-
-
 def fill_caches(owner_ids: list[int]) -> int:
     """Make these readers' Redis caches live, holding what their inbox table holds."""
     redis = cache.client()
@@ -45,7 +39,7 @@ def fill_caches(owner_ids: list[int]) -> int:
     generation, ttl = cache.generation(), cache.ttl_seconds()
     pipe = redis.pipeline(transaction=False)
     for owner, keys in inboxes.items():
-        key = _cache_key(owner, generation)
+        key = cache.inbox_key(owner, generation)
         members = dict.fromkeys([cache.SENTINEL, *keys[: settings.FEED_INBOX_CAP]], 0)
         pipe.delete(key)
         pipe.zadd(key, members)
@@ -78,7 +72,7 @@ def _raw_fan_out(author_id: int, followers: list[int]) -> tuple[float, int, floa
     if redis is None:
         return sql_s, rows, 0.0
     generation = cache.generation()
-    keys = [_cache_key(owner, generation) for owner in followers]
+    keys = [cache.inbox_key(owner, generation) for owner in followers]
     started = time.perf_counter_ns()
     pipe = redis.pipeline(transaction=False)
     for key in keys:
@@ -233,5 +227,5 @@ def _delivered(post_id: str, live_ids: list[int]) -> tuple[int, int]:
     generation = cache.generation()
     pipe = redis.pipeline(transaction=False)
     for owner in live_ids:
-        pipe.zscore(_cache_key(owner, generation), key)
+        pipe.zscore(cache.inbox_key(owner, generation), key)
     return in_table, sum(score is not None for score in pipe.execute())

@@ -102,7 +102,7 @@ def cached_keys(reader_id: int) -> list[str]:
     redis = cache.client()
     if redis is None:
         return []
-    members = redis.zrange(f"tl:{{{reader_id}}}:{cache.generation()}", 0, -1)
+    members = redis.zrange(cache.inbox_key(reader_id, cache.generation()), 0, -1)
     return [m.decode() for m in members if m.decode() != SENTINEL]
 
 
