@@ -247,6 +247,8 @@ LOGGING = {
 # empty value switches that one limit off. Only POSTs count. Sign-up has no
 # user yet: its "user" rate is off. Log-in's "user" rate is per username
 # typed, so one account cannot be guessed at from many addresses.
+# "follow" covers every change to the graph: (un)follow, (un)block, (un)mute;
+# "like" covers like, unlike, repost and unrepost; "post" covers posts and replies.
 # RATELIMIT_ENABLED=0 (read above) switches every limit off. The counters live
 # in the default cache: Redis when REDIS_URL is set (shared by all workers; a
 # Redis outage fails open), else per-process memory.

@@ -131,6 +131,7 @@ def unfollow(request: HttpRequest, username: str) -> HttpResponse:
 
 @require_POST
 @login_required
+@ratelimit("follow")
 def block(request: HttpRequest, username: str) -> HttpResponse:
     person = _user_or_404(username)
     if person.pk == request.user.pk:
@@ -146,6 +147,7 @@ def block(request: HttpRequest, username: str) -> HttpResponse:
 
 @require_POST
 @login_required
+@ratelimit("follow")
 def unblock(request: HttpRequest, username: str) -> HttpResponse:
     person = _user_or_404(username)
     if services.unblock(user=request.user, target=person):
@@ -157,6 +159,7 @@ def unblock(request: HttpRequest, username: str) -> HttpResponse:
 
 @require_POST
 @login_required
+@ratelimit("follow")
 def mute(request: HttpRequest, username: str) -> HttpResponse:
     person = _user_or_404(username)
     if person.pk == request.user.pk:
@@ -170,6 +173,7 @@ def mute(request: HttpRequest, username: str) -> HttpResponse:
 
 @require_POST
 @login_required
+@ratelimit("follow")
 def unmute(request: HttpRequest, username: str) -> HttpResponse:
     person = _user_or_404(username)
     if services.unmute(user=request.user, target=person):

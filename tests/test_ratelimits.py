@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from accounts.models import User
 from posts.models import Post
+from posts.services import create_post
 from relations.models import Followee
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
@@ -171,3 +172,22 @@ def test_settings_refuse_a_malformed_rate_naming_the_variable(monkeypatch, value
     monkeypatch.setenv("RATELIMIT_POST", value)
     with pytest.raises(ImproperlyConfigured, match="RATELIMIT_POST"):
         settings_module._rate("RATELIMIT_POST", "30/m")
+
+
+def test_blocks_and_mutes_count_towards_the_follow_limit(alice_client, carol):
+    paths = ["block", "unblock", "mute", "unmute"]
+    statuses = [
+        alice_client.post(reverse(f"relations:{path}", args=["carol"])).status_code
+        for path in paths
+    ]
+    assert statuses == [302, 302, 302, 429]
+
+
+def test_likes_and_reposts_share_the_like_limit(alice_client, carol):
+    post = create_post(author=carol, text="popular")
+    paths = ["like", "repost", "unlike", "unrepost"]
+    statuses = [
+        alice_client.post(reverse(f"posts:{path}", args=[post.pk])).status_code for path in paths
+    ]
+    assert statuses == [302, 302, 302, 429]
+    assert Post.objects.filter(repost_of=post, deleted_at__isnull=True).count() == 1
