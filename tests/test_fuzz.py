@@ -34,7 +34,7 @@ from tests.factories import UserFactory
 pytestmark = pytest.mark.django_db
 
 FUZZ = settings(
-    max_examples=25,
+    max_examples=50,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,
@@ -167,7 +167,15 @@ def cast(db):
 
 # --- Query parameters ------------------------------------------------------------------
 
-PAGES = ["/", "/@alice/", "/@alice/followers/", "/@alice/following/", "/search/"]
+PAGES = [
+    "/",
+    "/@alice/",
+    "/@alice/followers/",
+    "/@alice/following/",
+    "/search/",
+    "/notifications/",
+    "/timeline/new/",
+]
 PARAMS = ["before", "after", "q", "next", "page"]
 
 
@@ -215,16 +223,18 @@ def test_any_post_id_in_the_path_is_not_a_500(cast, post_id, suffix):
 
 
 @FUZZ
-@given(username=nasty_text, action=st.sampled_from(["", "followers/", "follow/", "report/"]))
+@given(
+    username=nasty_text,
+    action=st.sampled_from(
+        ["", "followers/", "following/", "follow/", "unfollow/", "block/", "mute/", "report/"]
+    ),
+)
 def test_any_username_in_the_path_is_not_a_500(cast, username, action):
     path = f"/@{quote(username, safe='')}/{action}"
     client = cast["client"]
     before = _rows()
-    response = (
-        client.post(path, {"reason": "x"})
-        if action in ("follow/", "report/")
-        else (client.get(path))
-    )
+    reads = ("", "followers/", "following/")
+    response = client.get(path) if action in reads else client.post(path, {"reason": "x"})
     _assert_sane(response, before)
 
 
