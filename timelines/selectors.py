@@ -25,8 +25,9 @@ from timelines.models import CacheGeneration, InboxEntry, PullAuthor, TimelineSt
 logger = logging.getLogger(__name__)
 
 PULL_FAILED_NOTICE = "Some posts from popular accounts may be missing; try again in a moment."
-# Deleted or no-longer-followed entries make a window come back short; a page
-# reads at most this many windows before it settles for what it has.
+# Deleted, collapsed or no-longer-followed entries make a window come back
+# short; a page reads at most this many windows (each twice the last) before
+# it settles for what it has.
 MAX_WINDOWS = 8
 
 
@@ -326,19 +327,23 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     notices: list[str] = []
     items: list[FeedItem] = []
     window = cursor
+    size = limit + 1
     for _ in range(MAX_WINDOWS):
         keys = _window(
             reader_id=reader.pk,
             inbox=inbox,
             pulled=pulled,
             cursor=window,
-            limit=limit + 1,
+            limit=size,
             notices=notices,
         )
         items += hydrate(keys, reader_id=reader.pk)
-        if len(items) > limit or len(keys) <= limit:
+        if len(items) > limit or len(keys) < size:
             break
         window = Cursor(after=keys[-1]) if cursor.newer_pages else Cursor(before=keys[-1])
+        # Entries were dropped (collapsed reposts, deletions, unfollows not yet
+        # cleaned): read wider, so even many of them cost few extra reads.
+        size *= 2
     page = make_page(items, cursor=cursor, limit=limit, key=lambda item: item.key)
     page.notices = notices
     return page
