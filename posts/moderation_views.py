@@ -5,12 +5,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from accounts.models import User
+from feed_project.http import redirect_back
 from posts import moderation, selectors
 
 THANKS = "Thanks, a moderator will look at it."
@@ -27,15 +27,6 @@ def _reason(request: HttpRequest) -> str:
     return form.cleaned_data["reason"]
 
 
-def _back(request: HttpRequest, fallback: str) -> HttpResponse:
-    target = request.POST.get("next")
-    if target and url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        return redirect(target)
-    return redirect(fallback)
-
-
 @require_POST
 @login_required
 def report_post(request: HttpRequest, post_id: str) -> HttpResponse:
@@ -46,7 +37,7 @@ def report_post(request: HttpRequest, post_id: str) -> HttpResponse:
         raise BadRequest("You cannot report your own post.")
     moderation.report(reporter=request.user, user=post.author, post=post, reason=_reason(request))
     messages.success(request, THANKS)
-    return _back(request, reverse("posts:detail", args=[post.pk]))
+    return redirect_back(request, reverse("posts:detail", args=[post.pk]))
 
 
 @require_POST
@@ -57,4 +48,4 @@ def report_user(request: HttpRequest, username: str) -> HttpResponse:
         raise BadRequest("You cannot report yourself.")
     moderation.report(reporter=request.user, user=person, reason=_reason(request))
     messages.success(request, THANKS)
-    return _back(request, reverse("relations:profile", args=[person.username]))
+    return redirect_back(request, reverse("relations:profile", args=[person.username]))

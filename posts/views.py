@@ -6,9 +6,9 @@ from django.core.exceptions import BadRequest, PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
+from feed_project.http import safe_next
 from feed_project.pagination import BadCursor, Cursor
 from feed_project.ratelimits import ratelimit
 from posts import moderation, selectors, services
@@ -22,16 +22,6 @@ def _visible_post_or_404(post_id: str) -> Post:
     if post is None:
         raise Http404("No such post.")
     return post
-
-
-def _safe_next(request: HttpRequest) -> str | None:
-    """The ``next`` field when it points back into this site, else None."""
-    target = request.POST.get("next") or request.GET.get("next")
-    if target and url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        return target
-    return None
 
 
 def _visible_to(post: Post, user) -> bool:
@@ -56,7 +46,7 @@ def _post_for_action(request: HttpRequest, post_id: str) -> Post:
 def _back_to(request: HttpRequest, post: Post) -> HttpResponse:
     # HttpResponseRedirect, not redirect(): a ``next`` like "home" is a path
     # to go back to, never the name of a view.
-    return HttpResponseRedirect(_safe_next(request) or reverse("posts:detail", args=[post.pk]))
+    return HttpResponseRedirect(safe_next(request) or reverse("posts:detail", args=[post.pk]))
 
 
 @require_POST
@@ -114,7 +104,7 @@ def delete(request: HttpRequest, post_id: str) -> HttpResponse:
         raise PermissionDenied("Only the author can delete a post.")
     services.delete_post(post=post)
     messages.success(request, "Post deleted.")
-    target = _safe_next(request)
+    target = safe_next(request)
     if target is None or urlsplit(target).path == reverse("posts:detail", args=[post.pk]):
         # Back to where the delete button was, unless that was the post itself.
         return redirect("relations:profile", username=request.user.username)

@@ -3,12 +3,13 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.models import User
+from feed_project.http import redirect_back
 from feed_project.pagination import BadCursor, Cursor, Page
 from feed_project.ratelimits import ratelimit
 from posts.selectors import author_posts_page, profile_entries, viewer_marks
@@ -28,13 +29,7 @@ def _cursor(request: HttpRequest) -> Cursor:
 
 def _redirect_back(request: HttpRequest, person: User) -> HttpResponse:
     """To the ``next`` field when it stays on this site, else to the person's profile."""
-    target = request.POST.get("next") or request.GET.get("next")
-    if target and url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        # Not redirect(target): a ``next`` like "home" is a path, never a view's name.
-        return HttpResponseRedirect(target)
-    return redirect("relations:profile", username=person.username)
+    return redirect_back(request, reverse("relations:profile", args=[person.username]))
 
 
 @require_safe

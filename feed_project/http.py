@@ -1,0 +1,23 @@
+"""Small helpers shared by the apps' views."""
+
+from django.http import HttpRequest, HttpResponseRedirect
+from django.utils.http import url_has_allowed_host_and_scheme
+
+
+def safe_next(request: HttpRequest) -> str | None:
+    """The ``next`` field when it points back into this site, else None."""
+    target = request.POST.get("next") or request.GET.get("next")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return None
+
+
+def redirect_back(request: HttpRequest, fallback: str) -> HttpResponseRedirect:
+    """To the ``next`` field when it is on this site, else to ``fallback``.
+
+    Not ``redirect(next)``: that takes a ``next`` such as "home" for the name
+    of a view, and a name it cannot reverse is a 500.
+    """
+    return HttpResponseRedirect(safe_next(request) or fallback)
