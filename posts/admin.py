@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
+from feed_project.admin import ReadOnlyAdmin
 from posts import moderation
 from posts.models import ModerationLog, Post, Report
 from posts.services import delete_post
@@ -120,7 +121,7 @@ class PostAdmin(admin.ModelAdmin):
         return False
 
 
-class ModeratorOnlyAdmin(admin.ModelAdmin):
+class ModeratorOnlyAdmin(ReadOnlyAdmin):
     """Seen by moderators only, and never edited by hand: services write these rows."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:
@@ -131,15 +132,6 @@ class ModeratorOnlyAdmin(admin.ModelAdmin):
 
     def has_moderate_permission(self, request: HttpRequest) -> bool:
         return is_moderator(request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Report)

@@ -1,22 +1,9 @@
 """Operators' view of delivery: fan-out lag per post, and who is delivered by pull."""
 
-from typing import Any
-
 from django.contrib import admin
-from django.http import HttpRequest
 
+from feed_project.admin import ReadOnlyAdmin
 from timelines.models import FanOut, PullAuthor
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(FanOut)
