@@ -189,6 +189,7 @@ def test_a_post_without_csrf_token_is_refused(route, world):
     client = _csrf_client(user)
     response = client.post(_url(route, world), data)
     assert response.status_code == 403
+    assert b"That form has expired" in response.content  # templates/403_csrf.html
     assert _rows() == before
     if route == "accounts/login/":
         assert "_auth_user_id" not in client.session
