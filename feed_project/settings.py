@@ -239,6 +239,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": _read("LOG_LEVEL", "str", "WARNING")},
     "loggers": {"timelines": {"level": _read("LOG_LEVEL", "str", "INFO")}},
 }
+# SQLite cannot make Notification's NULLS NOT DISTINCT constraint; there
+# timelines.notifications checks for a duplicate itself (PostgreSQL enforces it).
+SILENCED_SYSTEM_CHECKS = ["models.W047"]
 
 # --- Rate limits and Content-Security-Policy (feed_project/ratelimits.py) -----
 # Each limited action has a per-user and a per-IP rate, "COUNT/PERIOD" with
