@@ -95,12 +95,14 @@ def pull_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:
     return pull.merged([*authors, reader_id], cursor=cursor, limit=limit)
 
 
-# Which of these posts may the reader see now, and is a repost's original itself an
-# entry of their feed? Written as SQL because the same rules as ORM Exists()
-# filters cost ~6 ms of query building per page. Every subquery is a primary
-# key probe of a table keyed by the reader.
-_VISIBLE_SQL = """
-SELECT p.id,
+# The entries among these posts the reader may see now, each with its author, its
+# original (for a repost) and the original's author, and whether that original
+# is itself an entry of their feed. One statement: the same rules as ORM
+# Exists() filters cost ~6 ms of query building a page. Every subquery is a
+# primary-key probe of a table keyed by the reader.
+_ENTRIES_SQL = """
+SELECT {post_columns}, a.username, a.display_name,
+  {original_columns}, oa.username, oa.display_name,
   CASE WHEN p.repost_of_id IS NULL THEN 1
        WHEN (o.author_id = %(reader)s OR EXISTS (
                SELECT 1 FROM {followee} f
@@ -109,7 +111,9 @@ SELECT p.id,
                SELECT 1 FROM {mute} m WHERE m.user_id = %(reader)s AND m.muted_id = o.author_id)
        THEN 1 ELSE 0 END
 FROM {post} p
+JOIN {user} a ON a.id = p.author_id
 LEFT JOIN {post} o ON o.id = p.repost_of_id
+LEFT JOIN {user} oa ON oa.id = o.author_id
 WHERE p.id IN ({post_ids})
   AND p.deleted_at IS NULL AND p.hidden_at IS NULL
   AND (p.author_id = %(reader)s OR EXISTS (
@@ -125,22 +129,48 @@ WHERE p.id IN ({post_ids})
          AND NOT EXISTS (
            SELECT 1 FROM {block} b WHERE b.user_id = o.author_id AND b.blocked_id = %(reader)s)))
 """
+_POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
+# What feeds show of an author; anything else would load on first use (the page
+# query-count tests would see it).
+_AUTHOR_FIELDS = ["id", "username", "display_name"]
 
 
-def _visible_entries(post_ids: list[str], reader_id: int) -> dict[str, bool]:
-    """Post id -> whether its original is an entry too, for the posts the reader may see."""
+def _post_of(values: tuple, author_id: int, author: tuple) -> Post:
+    post = Post.from_db(connection.alias, _POST_FIELDS, values)
+    post.author = User.from_db(connection.alias, _AUTHOR_FIELDS, (author_id, *author))
+    return post
+
+
+def _visible_entries(post_ids: list[str], reader_id: int) -> dict[str, tuple[Post, bool]]:
+    """Post id -> (the post, with author and original loaded; whether its original
+    is an entry too), for the posts among ``post_ids`` the reader may see."""
     params: dict[str, object] = {"reader": reader_id}
     params.update({f"p{n}": post_id for n, post_id in enumerate(post_ids)})
-    sql = _VISIBLE_SQL.format(
+    columns = [Post._meta.get_field(name).column for name in _POST_FIELDS]
+    sql = _ENTRIES_SQL.format(
         post=Post._meta.db_table,
+        user=User._meta.db_table,
         followee=Followee._meta.db_table,
         mute=Mute._meta.db_table,
         block=Block._meta.db_table,
+        post_columns=", ".join(f"p.{column}" for column in columns),
+        original_columns=", ".join(f"o.{column}" for column in columns),
         post_ids=", ".join(f"%(p{n})s" for n in range(len(post_ids))),
     )
+    width = len(columns)
+    author_at = _POST_FIELDS.index("author_id")
+    entries = {}
     with connection.cursor() as db:
         db.execute(sql, params)
-        return {post_id.strip(): bool(original_is_entry) for post_id, original_is_entry in db}
+        for row in db.fetchall():
+            post = _post_of(row[:width], row[author_at], row[width : width + 2])
+            original_row = row[width + 2 : 2 * width + 2]
+            if post.repost_of_id:
+                post.repost_of = _post_of(
+                    original_row, original_row[author_at], row[2 * width + 2 : 2 * width + 4]
+                )
+            entries[post.pk] = (post, bool(row[-1]))
+    return entries
 
 
 def hydrate(keys: list[str], *, reader_id: int) -> list[FeedItem]:
@@ -155,20 +185,15 @@ def hydrate(keys: list[str], *, reader_id: int) -> list[FeedItem]:
     if not keys:
         return []
     visible = _visible_entries([ids.timeline_key_to_post_id(key) for key in keys], reader_id)
+    entries = {post_id: post for post_id, (post, _) in visible.items()}
     followed = Followee.objects.filter(user_id=reader_id, followee_id=OuterRef("author_id"))
     muted = Mute.objects.filter(user_id=reader_id, muted_id=OuterRef("author_id"))
-    entries = {
-        post.pk: post
-        for post in Post.objects.filter(pk__in=list(visible)).select_related(
-            "author", "repost_of", "repost_of__author"
-        )
-    }
     originals: dict[str, Post] = {}
     newest: dict[str, str] = {}
     for post in entries.values():
         original = post.repost_of or post
         originals[original.pk] = original
-        if visible[post.pk]:  # the original is itself an entry of this feed
+        if visible[post.pk][1]:  # the original is itself an entry of this feed
             newest[original.pk] = max(original.timeline_key, newest.get(original.pk, ""))
     reposted = [pk for pk, original in originals.items() if original.repost_count]
     reposts = (
