@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.models import User
 from feed_project.pagination import BadCursor, Cursor, Page, make_page
@@ -173,6 +173,20 @@ def _visible_entries(post_ids: list[str], reader_id: int) -> dict[str, tuple[Pos
     return entries
 
 
+def _reposts_seen_by(reader_id: int, original_ids: list[str]) -> QuerySet[Post]:
+    """Live reposts of these posts by people the reader follows (or the reader), newest first."""
+    followed = Followee.objects.filter(user_id=reader_id, followee_id=OuterRef("author_id"))
+    muted = Mute.objects.filter(user_id=reader_id, muted_id=OuterRef("author_id"))
+    return (
+        Post.objects.visible()
+        .filter(repost_of_id__in=original_ids)
+        .filter(Q(author_id=reader_id) | Exists(followed))
+        .exclude(Exists(muted))
+        .select_related("author")
+        .order_by("-timeline_key")
+    )
+
+
 def hydrate(keys: list[str], *, reader_id: int) -> list[FeedItem]:
     """Turn entry keys into feed items, in a fixed number of queries.
 
@@ -186,8 +200,6 @@ def hydrate(keys: list[str], *, reader_id: int) -> list[FeedItem]:
         return []
     visible = _visible_entries([ids.timeline_key_to_post_id(key) for key in keys], reader_id)
     entries = {post_id: post for post_id, (post, _) in visible.items()}
-    followed = Followee.objects.filter(user_id=reader_id, followee_id=OuterRef("author_id"))
-    muted = Mute.objects.filter(user_id=reader_id, muted_id=OuterRef("author_id"))
     originals: dict[str, Post] = {}
     newest: dict[str, str] = {}
     for post in entries.values():
@@ -195,17 +207,9 @@ def hydrate(keys: list[str], *, reader_id: int) -> list[FeedItem]:
         originals[original.pk] = original
         if visible[post.pk][1]:  # the original is itself an entry of this feed
             newest[original.pk] = max(original.timeline_key, newest.get(original.pk, ""))
-    reposted = [pk for pk, original in originals.items() if original.repost_count]
-    reposts = (
-        Post.objects.visible()
-        .filter(repost_of_id__in=reposted)
-        .filter(Q(author_id=reader_id) | Exists(followed))
-        .exclude(Exists(muted))
-        .select_related("author")
-        .order_by("-timeline_key")
-    )
     reposters: dict[str, list[User]] = {}
-    for shared in reposts if reposted else []:
+    reposted = [pk for pk, original in originals.items() if original.repost_count]
+    for shared in _reposts_seen_by(reader_id, reposted) if reposted else []:
         reposters.setdefault(shared.repost_of_id, []).append(shared.author)
         newest[shared.repost_of_id] = max(shared.timeline_key, newest.get(shared.repost_of_id, ""))
     items = []
