@@ -27,9 +27,9 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from accounts.models import User
-from feed_project.pagination import BadCursor, Cursor, Page, make_page
-from posts import ids
+from feed_project.pagination import Cursor, Page
 from posts.models import Post
+from posts.selectors import check_key_cursor, page_by_key
 from relations.models import Block
 
 MAX_QUERY_LENGTH = 200
@@ -84,12 +84,6 @@ def full_text_query(query: str) -> SearchQuery | None:
     return combined
 
 
-def _check_cursor(cursor: Cursor) -> None:
-    for value in (cursor.before, cursor.after):
-        if value is not None and not ids.is_timeline_key(value):
-            raise BadCursor("not a timeline key")
-
-
 def _viewer_id(viewer: User | AnonymousUser | None) -> int | None:
     return viewer.pk if viewer is not None and viewer.is_authenticated else None
 
@@ -133,7 +127,6 @@ def search_posts(
     *, query: str, viewer: User | AnonymousUser | None, cursor: Cursor, limit: int | None = None
 ) -> Page[Post]:
     """One page of matching posts, newest first, with their authors: two queries."""
-    _check_cursor(cursor)
     limit = limit or settings.FEED_PAGE_SIZE
     # Authors come in a second query by primary key: joined, the planner's guess
     # at the number of matches (often far off for words it has no statistics
@@ -141,14 +134,7 @@ def search_posts(
     posts = _without_blocked(
         matching_posts(query), viewer_id=_viewer_id(viewer), user_field="author_id"
     ).prefetch_related("author")
-    if cursor.newer_pages:
-        posts = posts.filter(timeline_key__gt=cursor.after).order_by("timeline_key")
-    else:
-        if cursor.before is not None:
-            posts = posts.filter(timeline_key__lt=cursor.before)
-        posts = posts.order_by("-timeline_key")
-    rows = list(posts[: limit + 1])
-    return make_page(rows, cursor=cursor, limit=limit, key=lambda post: post.timeline_key)
+    return page_by_key(posts, key="timeline_key", cursor=cursor, limit=limit)
 
 
 def search(
@@ -159,7 +145,7 @@ def search(
     ``query`` should come through ``normalize_query``; an empty one finds nothing
     and costs no query. Raises BadCursor for a cursor that is not a timeline key.
     """
-    _check_cursor(cursor)
+    check_key_cursor(cursor)
     if not query:
         return SearchResults(query=query)
     first_page = cursor.before is None and cursor.after is None

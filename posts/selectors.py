@@ -1,8 +1,9 @@
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, Value
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
 
 from accounts.models import User
@@ -26,6 +27,25 @@ def posts_by_ids(post_ids: Iterable[str]) -> dict[str, Post]:
     }
 
 
+def check_key_cursor(cursor: Cursor) -> None:
+    """BadCursor unless each end of the cursor is a key (a post id or a timeline key)."""
+    for value in (cursor.before, cursor.after):
+        if value is not None and not ids.is_timeline_key(value):
+            raise BadCursor("not a key of this list")
+
+
+def page_by_key(posts: QuerySet[Post], *, key: str, cursor: Cursor, limit: int) -> Page[Post]:
+    """One page of ``posts`` ordered by ``key`` ("pk" or "timeline_key"), newest first."""
+    check_key_cursor(cursor)
+    if cursor.newer_pages:
+        posts = posts.filter(**{f"{key}__gt": cursor.after}).order_by(key)
+    else:
+        if cursor.before is not None:
+            posts = posts.filter(**{f"{key}__lt": cursor.before})
+        posts = posts.order_by(f"-{key}")
+    return make_page(list(posts[: limit + 1]), cursor=cursor, limit=limit, key=attrgetter(key))
+
+
 def author_posts_page(
     *, author: User, cursor: Cursor, limit: int = 20, viewer_id: int | None = None
 ) -> Page[Post]:
@@ -35,9 +55,6 @@ def author_posts_page(
     gone or hidden, or (for a signed-in viewer) by someone blocked either way,
     are left out.
     """
-    for value in (cursor.before, cursor.after):
-        if value is not None and not ids.is_timeline_key(value):
-            raise BadCursor("not a post id")
     posts = (
         Post.objects.visible()
         .by_author(author.pk)
@@ -51,13 +68,7 @@ def author_posts_page(
         posts = posts.exclude(
             Q(repost_of__isnull=False) & _blocked_either_way(viewer_id, "repost_of__author_id")
         )
-    if cursor.newer_pages:
-        posts = posts.filter(pk__gt=cursor.after).order_by("pk")
-    else:
-        if cursor.before is not None:
-            posts = posts.filter(pk__lt=cursor.before)
-        posts = posts.order_by("-pk")
-    return make_page(list(posts[: limit + 1]), cursor=cursor, limit=limit, key=lambda p: p.pk)
+    return page_by_key(posts, key="pk", cursor=cursor, limit=limit)
 
 
 MAX_ANCESTORS = 20
@@ -175,20 +186,10 @@ def replies_page(
 
     Served by post_replies_idx (in_reply_to, timeline_key).
     """
-    for value in (cursor.before, cursor.after):
-        if value is not None and not ids.is_timeline_key(value):
-            raise BadCursor("not a timeline key")
     replies = Post.objects.visible().filter(in_reply_to_id=post.pk).select_related("author")
     if viewer_id is not None:
         replies = replies.exclude(_blocked_either_way(viewer_id, "author_id"))
-    if cursor.newer_pages:
-        replies = replies.filter(timeline_key__gt=cursor.after).order_by("timeline_key")
-    else:
-        if cursor.before is not None:
-            replies = replies.filter(timeline_key__lt=cursor.before)
-        replies = replies.order_by("-timeline_key")
-    rows = list(replies[: limit + 1])
-    return make_page(rows, cursor=cursor, limit=limit, key=lambda reply: reply.timeline_key)
+    return page_by_key(replies, key="timeline_key", cursor=cursor, limit=limit)
 
 
 def thread(post: Post, *, viewer_id: int | None, cursor: Cursor) -> Thread:

@@ -14,9 +14,10 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.models import User
-from feed_project.pagination import BadCursor, Cursor, Page, make_page
+from feed_project.pagination import Cursor, Page, make_page
 from posts import ids
 from posts.models import Post
+from posts.selectors import check_key_cursor
 from relations.models import Block, Followee, Mute
 from timelines import cache, pull, services
 from timelines.cache import CachedInbox
@@ -38,12 +39,6 @@ class FeedItem:
     key: str
     post: Post
     reposted_by: list[User] = field(default_factory=list)
-
-
-def check_cursor(cursor: Cursor) -> None:
-    for value in (cursor.before, cursor.after):
-        if value is not None and not ids.is_timeline_key(value):
-            raise BadCursor("not a timeline key")
 
 
 def page_size(limit: int | None) -> int:
@@ -337,7 +332,7 @@ def _reader_state(reader_id: int) -> tuple[int, bool] | None:
 
 def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page[FeedItem]:
     """One page of the reader's home feed, newest first."""
-    check_cursor(cursor)
+    check_key_cursor(cursor)
     limit = page_size(limit)
     state = _reader_state(reader.pk)
     if state is None:
