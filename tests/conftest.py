@@ -1,4 +1,5 @@
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 
 from feed_project.celery import app as celery_app
@@ -6,6 +7,21 @@ from relations.services import follow
 from tests.factories import UserFactory
 
 PASSWORD = "correct-horse-battery"
+
+
+@pytest.hookimpl(trylast=True)  # after -m has deselected what it will
+def pytest_collection_modifyitems(config, items):
+    """Tests not marked ``embedded`` talk to PostgreSQL and Redis: refuse to run them
+    without both, rather than let them skip or fail obscurely."""
+    on_postgresql = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    if on_postgresql and settings.REDIS_URL:
+        return
+    needing = [item.nodeid for item in items if item.get_closest_marker("embedded") is None]
+    if needing:
+        raise pytest.UsageError(
+            f"{len(needing)} selected tests need PostgreSQL and Redis (DATABASE_URL, "
+            "REDIS_URL): run `make test`, or `-m embedded` for the SQLite smoke run."
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -326,7 +326,7 @@ def test_screenshots_of_the_main_pages(visitors, screenshots, width):
         assert scroll_width <= viewport["width"], f"{name} is {scroll_width}px wide on {width}"
     # The 429 page, with a tiny log-in limit.
     rates = {"post": ("", ""), "follow": ("", ""), "like": ("", ""), "signup": ("", "")}
-    with override_settings(RATELIMIT_ENABLED=True, RATELIMIT_RATES={**rates, "login": ("1/h", "")}):
+    with override_settings(RATELIMIT_ENABLED=True, RATELIMIT_RATES={**rates, "login": ("1/d", "")}):
         for _ in range(2):
             log_in(visitor_anonymous, "nobody")
         assert "Slow down" in visitor_anonymous.page.inner_text("h1")

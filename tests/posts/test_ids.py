@@ -218,8 +218,6 @@ def test_the_database_orders_ids_and_timeline_keys_like_python(authors_at_carrie
 
 
 def test_bulk_created_posts_keep_their_whole_ids(alice):
-    if connection.vendor != "postgresql":
-        pytest.skip("the UNNEST bulk insert is PostgreSQL's")
     made = [KeyParts(time=1000, author=alice.pk, seq=seq) for seq in range(3)]
     Post.objects.bulk_create(
         Post(id=ids.make_post_id(p), timeline_key=ids.make_timeline_key(p), author=alice, text="")
@@ -232,8 +230,6 @@ def test_bulk_created_posts_keep_their_whole_ids(alice):
 
 @pytest.mark.django_db
 def test_key_columns_use_the_c_collation_on_postgresql():
-    if connection.vendor != "postgresql":
-        pytest.skip("the collation is a PostgreSQL matter")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT column_name, collation_name FROM information_schema.columns"

@@ -13,9 +13,6 @@ from relations.models import Block
 from tests.factories import UserFactory
 
 SEARCH = "/search/"
-only_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="full-text search is PostgreSQL's"
-)
 
 
 def post_ids(response) -> list[str]:
@@ -50,14 +47,12 @@ def test_search_finds_chinese_posts_written_without_spaces(alice, query):
     assert found_texts(query) == ["今天北京的天气很好\N{FULLWIDTH COMMA}我们去公园吧。"]
 
 
-@only_postgresql
 def test_search_on_postgresql_stems_english_words(alice):
     create_post(author=alice, text="I went running before work")
 
     assert found_texts("runs") == ["I went running before work"]
 
 
-@only_postgresql
 def test_search_on_postgresql_does_not_match_chinese_characters_out_of_order(alice):
     create_post(author=alice, text="天气很好")
 
@@ -65,7 +60,6 @@ def test_search_on_postgresql_does_not_match_chinese_characters_out_of_order(ali
     assert found_texts("气很") == ["天气很好"]
 
 
-@only_postgresql
 def test_search_on_postgresql_finds_mixed_english_and_chinese_queries(alice):
     create_post(author=alice, text="新的iPhone发布了 release day")
     create_post(author=alice, text="release day")
@@ -73,7 +67,6 @@ def test_search_on_postgresql_finds_mixed_english_and_chinese_queries(alice):
     assert found_texts("release 发布") == ["新的iPhone发布了 release day"]
 
 
-@only_postgresql
 def test_full_text_query_has_nothing_to_look_for_in_punctuation_alone():
     assert full_text_query("") is None
     assert full_text_query("   ") is None

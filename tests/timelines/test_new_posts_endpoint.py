@@ -73,9 +73,6 @@ def test_it_answers_get_only(alice_client):
     assert alice_client.post(NEW, {"after": "0" * 16}).status_code == 405
 
 
-@pytest.mark.skipif(
-    not settings.REDIS_URL, reason="without Redis the count is one more query, on the inbox"
-)
 def test_it_costs_at_most_three_queries_and_no_feed_computation(
     client, alice, bob, publish, monkeypatch, django_assert_max_num_queries
 ):

@@ -51,13 +51,7 @@ from timelines.cache import CachedInbox
 from timelines.models import FanOut, InboxEntry, TimelineState
 from timelines.selectors import home_feed, pull_reference_keys
 
-pytestmark = [
-    pytest.mark.worker,
-    pytest.mark.skipif(
-        not settings.REDIS_URL or settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"),
-        reason="a real worker needs PostgreSQL and a Redis broker (DATABASE_URL, REDIS_URL)",
-    ),
-]
+pytestmark = pytest.mark.worker
 
 BASE_DIR = Path(settings.BASE_DIR)
 PYTHON = BASE_DIR / ".venv" / "bin" / "python"
