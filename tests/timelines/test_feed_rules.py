@@ -1,6 +1,9 @@
 """What a reader sees, rule by rule: each through the engine and the reference alike."""
 
+import time
+
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from feed_project.pagination import Cursor
@@ -8,7 +11,8 @@ from posts.models import Post
 from posts.services import create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unmute
 from tests.factories import UserFactory
-from timelines.selectors import home_feed, pull_reference_keys
+from timelines import pull
+from timelines.selectors import PULL_FAILED_NOTICE, home_feed, pull_reference_keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -150,3 +154,28 @@ def test_a_reply_reaches_the_repliers_followers_and_counts_on_the_parent(world):
     delete_post(post=reply)
     parent.refresh_from_db()
     assert parent.reply_count == 0
+
+
+def test_a_pull_of_big_accounts_that_times_out_still_serves_the_inbox_and_says_so(
+    world, settings, monkeypatch
+):
+    reader, friend, author, other = world
+    settings.FEED_BIG_ACCOUNT_FOLLOWERS = 2
+    settings.FEED_PULL_TIMEOUT_MS = 50
+    follow(follower=other, followee=author)  # author's second follower: a big account now
+    create_post(author=author, text="pulled at read time")
+    create_post(author=friend, text="pushed")
+    newer = create_post(author=friend, text="pushed too")
+
+    def stuck_database(*args, **kwargs):
+        with connection.cursor() as db:
+            db.execute("SELECT pg_sleep(5)")  # cancelled by the real statement timeout
+
+    monkeypatch.setattr(pull, "merged", stuck_database)
+    started = time.monotonic()
+    page = home_feed(reader=reader, cursor=Cursor(), limit=1)
+
+    assert time.monotonic() - started < 2
+    assert [item.post.pk for item in page.items] == [newer.pk]
+    assert page.older == newer.timeline_key  # more below: the rel="next" cursor
+    assert page.notices == [PULL_FAILED_NOTICE]
