@@ -26,9 +26,10 @@ from timelines.models import CacheGeneration, InboxEntry, PullAuthor, TimelineSt
 logger = logging.getLogger(__name__)
 
 PULL_FAILED_NOTICE = "Some posts from popular accounts may be missing; try again in a moment."
-# Deleted, collapsed or no-longer-followed entries make a window come back
-# short; a page reads at most this many windows (each twice the last) before
-# it settles for what it has.
+# A page reads keys WINDOW_FACTOR times its size; when even that many come
+# back mostly dropped, it reads on, each window twice the last, at most
+# MAX_WINDOWS times before it settles for what it has.
+WINDOW_FACTOR = 3
 MAX_WINDOWS = 8
 
 
@@ -90,21 +91,17 @@ def pull_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:
     return pull.merged([*authors, reader_id], cursor=cursor, limit=limit)
 
 
-# The entries among these posts the reader may see now, each with its author, its
-# original (for a repost) and the original's author, and whether that original
-# is itself an entry of their feed. One statement: the same rules as ORM
-# Exists() filters cost ~6 ms of query building a page. Every subquery is a
-# primary-key probe of a table keyed by the reader.
+# The first ``limit`` entries among these posts that the reader's feed shows, in
+# scan order, each with its author, its original (for a repost) and the
+# original's author. An entry shows if the reader may see it now, and if no
+# newer repost of the same original by someone they follow shows instead (a
+# post and its reposts collapse to the newest of them, seed 004). One
+# statement: the same rules as ORM Exists() filters cost ~6 ms of query
+# building a page. Every subquery is a probe of an index led by the reader or
+# by the original (post_reposts_idx).
 _ENTRIES_SQL = """
 SELECT {post_columns}, a.username, a.display_name,
-  {original_columns}, oa.username, oa.display_name,
-  CASE WHEN p.repost_of_id IS NULL THEN 1
-       WHEN (o.author_id = %(reader)s OR EXISTS (
-               SELECT 1 FROM {followee} f
-               WHERE f.user_id = %(reader)s AND f.followee_id = o.author_id))
-            AND NOT EXISTS (
-               SELECT 1 FROM {mute} m WHERE m.user_id = %(reader)s AND m.muted_id = o.author_id)
-       THEN 1 ELSE 0 END
+  {original_columns}, oa.username, oa.display_name
 FROM {post} p
 JOIN {user} a ON a.id = p.author_id
 LEFT JOIN {post} o ON o.id = p.repost_of_id
@@ -123,6 +120,18 @@ WHERE p.id IN ({post_ids})
            SELECT 1 FROM {block} b WHERE b.user_id = %(reader)s AND b.blocked_id = o.author_id)
          AND NOT EXISTS (
            SELECT 1 FROM {block} b WHERE b.user_id = o.author_id AND b.blocked_id = %(reader)s)))
+  AND NOT EXISTS (
+         SELECT 1 FROM {post} r
+         WHERE r.repost_of_id = COALESCE(p.repost_of_id, p.id)
+           AND r.timeline_key > p.timeline_key
+           AND r.deleted_at IS NULL AND r.hidden_at IS NULL
+           AND (r.author_id = %(reader)s OR EXISTS (
+                  SELECT 1 FROM {followee} f
+                  WHERE f.user_id = %(reader)s AND f.followee_id = r.author_id))
+           AND NOT EXISTS (
+                  SELECT 1 FROM {mute} m WHERE m.user_id = %(reader)s AND m.muted_id = r.author_id))
+ORDER BY p.timeline_key {direction}
+LIMIT %(limit)s
 """
 _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
 # What feeds show of an author; anything else would load on first use (the page
@@ -136,10 +145,12 @@ def _post_of(values: tuple, author_id: int, author: tuple) -> Post:
     return post
 
 
-def _visible_entries(post_ids: list[str], reader_id: int) -> dict[str, tuple[Post, bool]]:
-    """Post id -> (the post, with author and original loaded; whether its original
-    is an entry too), for the posts among ``post_ids`` the reader may see."""
-    params: dict[str, object] = {"reader": reader_id}
+def _shown_entries(
+    post_ids: list[str], *, reader_id: int, limit: int, ascending: bool
+) -> list[Post]:
+    """The first ``limit`` entries among ``post_ids`` that the reader's feed shows,
+    in scan order, with their authors and originals loaded."""
+    params: dict[str, object] = {"reader": reader_id, "limit": limit}
     params.update({f"p{n}": post_id for n, post_id in enumerate(post_ids)})
     columns = [Post._meta.get_field(name).column for name in _POST_FIELDS]
     sql = _ENTRIES_SQL.format(
@@ -151,10 +162,11 @@ def _visible_entries(post_ids: list[str], reader_id: int) -> dict[str, tuple[Pos
         post_columns=", ".join(f"p.{column}" for column in columns),
         original_columns=", ".join(f"o.{column}" for column in columns),
         post_ids=", ".join(f"%(p{n})s" for n in range(len(post_ids))),
+        direction="ASC" if ascending else "DESC",
     )
     width = len(columns)
     author_at = _POST_FIELDS.index("author_id")
-    entries = {}
+    entries = []
     with connection.cursor() as db:
         db.execute(sql, params)
         for row in db.fetchall():
@@ -164,7 +176,7 @@ def _visible_entries(post_ids: list[str], reader_id: int) -> dict[str, tuple[Pos
                 post.repost_of = _post_of(
                     original_row, original_row[author_at], row[2 * width + 2 : 2 * width + 4]
                 )
-            entries[post.pk] = (post, bool(row[-1]))
+            entries.append(post)
     return entries
 
 
@@ -182,42 +194,41 @@ def _reposts_seen_by(reader_id: int, original_ids: list[str]) -> QuerySet[Post]:
     )
 
 
-def hydrate(keys: list[str], *, reader_id: int) -> list[FeedItem]:
-    """Turn entry keys into feed items, in a fixed number of queries.
+def hydrate(
+    keys: list[str], *, reader_id: int, limit: int | None = None, ascending: bool = False
+) -> list[FeedItem]:
+    """The first ``limit`` feed items among these entry keys, in scan order.
 
     Entries count only if the reader may see them now: by people they follow
     (so an unfollow, a block or a mute takes effect at once, before any inbox
-    is cleaned) and, for reposts, with a visible original. Then each original
-    shows once, at its newest entry, with who of the people the reader follows
-    reposted it (that query only runs when a post on the page was reposted).
+    is cleaned) and, for reposts, with a visible original; each original shows
+    once, at its newest entry, with who of the people the reader follows
+    reposted it. Two queries, the second only when a post shown was reposted.
     """
     if not keys:
         return []
-    visible = _visible_entries([ids.timeline_key_to_post_id(key) for key in keys], reader_id)
-    entries = {post_id: post for post_id, (post, _) in visible.items()}
-    originals: dict[str, Post] = {}
-    newest: dict[str, str] = {}
-    for post in entries.values():
-        original = post.repost_of or post
-        originals[original.pk] = original
-        if visible[post.pk][1]:  # the original is itself an entry of this feed
-            newest[original.pk] = max(original.timeline_key, newest.get(original.pk, ""))
+    entries = _shown_entries(
+        [ids.timeline_key_to_post_id(key) for key in keys],
+        reader_id=reader_id,
+        limit=limit or len(keys),
+        ascending=ascending,
+    )
+    reposted = [
+        original.pk
+        for original in (post.repost_of or post for post in entries)
+        if original.repost_count
+    ]
     reposters: dict[str, list[User]] = {}
-    reposted = [pk for pk, original in originals.items() if original.repost_count]
     for shared in _reposts_seen_by(reader_id, reposted) if reposted else []:
         reposters.setdefault(shared.repost_of_id, []).append(shared.author)
-        newest[shared.repost_of_id] = max(shared.timeline_key, newest.get(shared.repost_of_id, ""))
-    items = []
-    for key in keys:
-        post = entries.get(ids.timeline_key_to_post_id(key))
-        if post is None:
-            continue
-        original = post.repost_of or post
-        if newest.get(original.pk) == key:
-            items.append(
-                FeedItem(key=key, post=original, reposted_by=reposters.get(original.pk, []))
-            )
-    return items
+    return [
+        FeedItem(
+            key=post.timeline_key,
+            post=post.repost_of or post,
+            reposted_by=reposters.get(post.repost_of_id or post.pk, []),
+        )
+        for post in entries
+    ]
 
 
 class _Inbox:
@@ -351,7 +362,10 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     notices: list[str] = []
     items: list[FeedItem] = []
     window = cursor
-    size = limit + 1
+    # Keys are read WINDOW_FACTOR times wider than the page: the feed drops
+    # some (a post shown at a newer repost, a deletion or an unfollow not yet
+    # cleaned out), and the entries query keeps only the page's worth.
+    size = WINDOW_FACTOR * (limit + 1)
     for _ in range(MAX_WINDOWS):
         keys = _window(
             reader_id=reader.pk,
@@ -361,12 +375,16 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
             limit=size,
             notices=notices,
         )
-        items += hydrate(keys, reader_id=reader.pk)
+        items += hydrate(
+            keys,
+            reader_id=reader.pk,
+            limit=limit + 1 - len(items),
+            ascending=cursor.newer_pages,
+        )
         if len(items) > limit or len(keys) < size:
             break
+        # More than the page's worth of keys were dropped: read on, wider.
         window = Cursor(after=keys[-1]) if cursor.newer_pages else Cursor(before=keys[-1])
-        # Entries were dropped (collapsed reposts, deletions, unfollows not yet
-        # cleaned): read wider, so even many of them cost few extra reads.
         size *= 2
     page = make_page(items, cursor=cursor, limit=limit, key=lambda item: item.key)
     page.notices = notices

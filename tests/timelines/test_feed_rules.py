@@ -4,6 +4,7 @@ import time
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from feed_project.pagination import Cursor
@@ -164,8 +165,9 @@ def test_a_pull_of_big_accounts_that_times_out_still_serves_the_inbox_and_says_s
     settings.FEED_PULL_TIMEOUT_MS = 50
     follow(follower=other, followee=author)  # author's second follower: a big account now
     create_post(author=author, text="pulled at read time")
-    create_post(author=friend, text="pushed")
-    newer = create_post(author=friend, text="pushed too")
+    # Enough pushed posts that the page's window of keys lies in the inbox.
+    pushed = [create_post(author=friend, text=f"pushed {n}") for n in range(8)]
+    newer = pushed[-1]
 
     def stuck_database(*args, **kwargs):
         with connection.cursor() as db:
@@ -179,3 +181,23 @@ def test_a_pull_of_big_accounts_that_times_out_still_serves_the_inbox_and_says_s
     assert [item.post.pk for item in page.items] == [newer.pk]
     assert page.older == newer.timeline_key  # more below: the rel="next" cursor
     assert page.notices == [PULL_FAILED_NOTICE]
+
+
+def test_a_page_of_collapsed_reposts_costs_the_same_queries_as_any_other(world):
+    reader, friend, author, _ = world
+
+    def queries_for_first_page() -> int:
+        home_feed(reader=reader, cursor=Cursor(), limit=20)  # fills the cache
+        with CaptureQueriesContext(connection) as queries:
+            page = home_feed(reader=reader, cursor=Cursor(), limit=20)
+        assert page.items
+        return len(queries)
+
+    few = [create_post(author=author, text=f"few {n}") for n in range(2)]
+    repost(user=friend, post=few[0])
+    baseline = queries_for_first_page()
+    # 20 more posts, each also reposted: 20 entries of the window collapse away.
+    for n in range(20):
+        repost(user=friend, post=create_post(author=author, text=f"many {n}"))
+
+    assert queries_for_first_page() == baseline
