@@ -115,6 +115,13 @@ DATABASES = {
 }
 DATABASES["default"].setdefault("CONN_MAX_AGE", _read("CONN_MAX_AGE", "int", 60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Server-side binding lets psycopg prepare a statement once it has run five
+    # times on a connection: the feed's statements cost more to plan (~2.5 ms)
+    # than to run (docs/BENCHMARKS.md).
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
+    DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 5)  # Django sets None
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets page reads go on while a fan-out task writes.
     DATABASES["default"].setdefault("OPTIONS", {})
