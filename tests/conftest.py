@@ -1,12 +1,21 @@
+import os
+
 import pytest
 from django.conf import settings
 from django.core.cache import cache
+from hypothesis import settings as hypothesis_settings
 
 from feed_project.celery import app as celery_app
 from relations.services import follow
 from tests.factories import UserFactory
 
 PASSWORD = "correct-horse-battery"
+
+# CI replays the same examples every run, so a red CI always means a change;
+# runs elsewhere keep drawing new ones (and keep the failures they find).
+hypothesis_settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 
 @pytest.hookimpl(trylast=True)  # after -m has deselected what it will
