@@ -19,14 +19,6 @@ def get_visible_post(post_id: str) -> Post | None:
     return Post.objects.visible().select_related("author").filter(pk=post_id).first()
 
 
-def posts_by_ids(post_ids: Iterable[str]) -> dict[str, Post]:
-    """Live posts with their authors, one query, keyed by id."""
-    return {
-        post.pk: post
-        for post in Post.objects.visible().select_related("author").filter(pk__in=list(post_ids))
-    }
-
-
 def check_key_cursor(cursor: Cursor) -> None:
     """BadCursor unless each end of the cursor is a key (a post id or a timeline key)."""
     for value in (cursor.before, cursor.after):

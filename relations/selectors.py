@@ -25,10 +25,6 @@ class Relation:
         return self.follows_viewer and self.followed_by_viewer
 
 
-def followee_ids(user_id: int) -> list[int]:
-    return list(Followee.objects.filter(user_id=user_id).values_list("followee_id", flat=True))
-
-
 def is_following(*, follower_id: int, followee_id: int) -> bool:
     return Followee.objects.filter(user_id=follower_id, followee_id=followee_id).exists()
 

@@ -87,7 +87,7 @@ def pull_reference_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[s
 
 def pull_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:
     """The pull model by per-author range scans: what the engine falls back to."""
-    authors = [*Followee.objects.filter(user_id=reader_id).values_list("followee_id", flat=True)]
+    authors = list(Followee.objects.filter(user_id=reader_id).values_list("followee_id", flat=True))
     return pull.merged([*authors, reader_id], cursor=cursor, limit=limit)
 
 
@@ -134,6 +134,8 @@ ORDER BY p.timeline_key {direction}
 LIMIT %(limit)s
 """
 _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
+_POST_COLUMNS = [field.column for field in Post._meta.concrete_fields]
+_AUTHOR_AT = _POST_FIELDS.index("author_id")
 # What feeds show of an author; anything else would load on first use (the page
 # query-count tests would see it).
 _AUTHOR_FIELDS = ["id", "username", "display_name"]
@@ -152,29 +154,27 @@ def _shown_entries(
     in scan order, with their authors and originals loaded."""
     params: dict[str, object] = {"reader": reader_id, "limit": limit}
     params.update({f"p{n}": post_id for n, post_id in enumerate(post_ids)})
-    columns = [Post._meta.get_field(name).column for name in _POST_FIELDS]
     sql = _ENTRIES_SQL.format(
         post=Post._meta.db_table,
         user=User._meta.db_table,
         followee=Followee._meta.db_table,
         mute=Mute._meta.db_table,
         block=Block._meta.db_table,
-        post_columns=", ".join(f"p.{column}" for column in columns),
-        original_columns=", ".join(f"o.{column}" for column in columns),
+        post_columns=", ".join(f"p.{column}" for column in _POST_COLUMNS),
+        original_columns=", ".join(f"o.{column}" for column in _POST_COLUMNS),
         post_ids=", ".join(f"%(p{n})s" for n in range(len(post_ids))),
         direction="ASC" if ascending else "DESC",
     )
-    width = len(columns)
-    author_at = _POST_FIELDS.index("author_id")
+    width = len(_POST_COLUMNS)
     entries = []
     with connection.cursor() as db:
         db.execute(sql, params)
         for row in db.fetchall():
-            post = _post_of(row[:width], row[author_at], row[width : width + 2])
+            post = _post_of(row[:width], row[_AUTHOR_AT], row[width : width + 2])
             original_row = row[width + 2 : 2 * width + 2]
             if post.repost_of_id:
                 post.repost_of = _post_of(
-                    original_row, original_row[author_at], row[2 * width + 2 : 2 * width + 4]
+                    original_row, original_row[_AUTHOR_AT], row[2 * width + 2 : 2 * width + 4]
                 )
             entries.append(post)
     return entries

@@ -69,7 +69,8 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
         _finish(post_id, now)
         return []
     # The author sees their own post at once, whatever their activity.
-    push_keys(owner_id=post.author_id, entries=[(post.timeline_key, post.author_id)])
+    if has_inbox(post.author_id):
+        push_keys(owner_id=post.author_id, entries=[(post.timeline_key, post.author_id)])
     chunks = follower_chunks(post.author_id, settings.FEED_FANOUT_CHUNK)
     FanOut.objects.filter(pk=post_id).update(
         mode=FanOut.Mode.PUSH,
@@ -186,15 +187,21 @@ def has_inbox(owner_id: int) -> bool:
     return TimelineState.objects.filter(owner_id=owner_id).exists()
 
 
-def push_keys(*, owner_id: int, entries: list[tuple[str, int]]) -> None:
-    """Add (timeline key, author id) entries to one kept inbox, then its cache."""
-    if not entries or not has_inbox(owner_id):
-        return
+def _insert(owner_id: int, entries: list[tuple[str, int]]) -> None:
     InboxEntry.objects.bulk_create(
         [InboxEntry(owner_id=owner_id, timeline_key=key, author_id=a) for key, a in entries],
         ignore_conflicts=True,
     )
-    cache.push([owner_id], [key for key, _ in entries])
+
+
+def push_keys(*, owner_id: int, entries: list[tuple[str, int]]) -> None:
+    """Add (timeline key, author id) entries to a kept inbox, then its cache.
+
+    The caller has checked that the inbox is kept (``has_inbox``).
+    """
+    if entries:
+        _insert(owner_id, entries)
+        cache.push([owner_id], [key for key, _ in entries])
 
 
 def oldest_key(owner_id: int) -> str | None:
@@ -332,10 +339,7 @@ def rebuild(*, owner_id: int) -> int:
     kept = sorted((row for row in rows if row[0] >= floor), reverse=True)
     kept = kept[: settings.FEED_INBOX_CAP]
     with transaction.atomic():
-        InboxEntry.objects.bulk_create(
-            [InboxEntry(owner_id=owner_id, timeline_key=key, author_id=a) for key, a in kept],
-            ignore_conflicts=True,
-        )
+        _insert(owner_id, kept)
         if kept and (floor or len(kept) == settings.FEED_INBOX_CAP):
             # Below the oldest kept key the pull was cut off (by an author or by
             # the cap): entries from before the rebuild there may have gaps.
