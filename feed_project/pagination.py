@@ -1,19 +1,26 @@
 """Cursor pagination shared by every list: never OFFSET (seed 001).
 
 A list is newest first. ``?before=C`` asks for the items older than cursor C,
-``?after=C`` for the items newer than C. Selectors fetch one row more than
-the page so they know whether another page exists.
+``?after=C`` for the items newer than C, and both at once for the items
+between them (newest first: the gap-filling range Mastodon clients use).
+Selectors fetch one row more than the page so they know whether another page
+exists. A cursor is checked once, where it enters (``Cursor.from_request``),
+by the validator of its list's kind of key; selectors trust it.
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from django.core.exceptions import BadRequest
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 T = TypeVar("T")
 
 
-class BadCursor(ValueError):
-    """A ?before= or ?after= value that is not a cursor of this list (a 400)."""
+class BadCursor(BadRequest):
+    """A ?before= or ?after= value that is not a cursor of this list: Django answers 400."""
 
 
 @dataclass(frozen=True)
@@ -21,13 +28,24 @@ class Cursor:
     before: str | None = None
     after: str | None = None
 
-    def __post_init__(self) -> None:
-        if self.before is not None and self.after is not None:
-            raise BadCursor("use before or after, not both")
+    @classmethod
+    def from_request(cls, request: HttpRequest, valid: Callable[[str], bool]) -> "Cursor":
+        """The ``?before=`` / ``?after=`` cursor of a request; BadCursor unless ``valid``
+        says yes to each end given."""
+        cursor = cls(before=request.GET.get("before"), after=request.GET.get("after"))
+        for value in (cursor.before, cursor.after):
+            if value is not None and not valid(value):
+                raise BadCursor("Not a cursor of this list.")
+        return cursor
 
     @property
     def newer_pages(self) -> bool:
-        return self.after is not None
+        """Scanning up from ``after`` (oldest first); a range with both ends scans down."""
+        return self.after is not None and self.before is None
+
+    @property
+    def first_page(self) -> bool:
+        return self.before is None and self.after is None
 
 
 @dataclass
@@ -41,8 +59,8 @@ class Page(Generic[T]):
 def make_page(rows: Sequence[T], *, cursor: Cursor, limit: int, key: Callable[[T], str]) -> Page[T]:
     """Cut ``rows`` (limit + 1 fetched, in scan order) into a page with links.
 
-    Rows come newest first for a first or ``before`` page, and oldest first for
-    an ``after`` page (the scan walks up from the cursor).
+    Rows come newest first for a first, ``before`` or two-ended page, and
+    oldest first for an ``after`` page (the scan walks up from the cursor).
     """
     has_more = len(rows) > limit
     items = list(rows[:limit])
@@ -54,3 +72,24 @@ def make_page(rows: Sequence[T], *, cursor: Cursor, limit: int, key: Callable[[T
     older = key(items[-1]) if has_more else None
     newer = key(items[0]) if cursor.before is not None and items else None
     return Page(items, older=older, newer=newer)
+
+
+def keyset_page(
+    rows: QuerySet, *, field: str, cursor: Cursor, limit: int, parse: Callable[[str], Any] = str
+) -> Page:
+    """One page of ``rows`` by a unique, ordered ``field``, newest (highest) first.
+
+    The cursor is the field's value as text; ``parse`` turns it back (``int``
+    for an id). One query: the page and one row more.
+    """
+    if cursor.after is not None:
+        rows = rows.filter(**{f"{field}__gt": parse(cursor.after)})
+    if cursor.before is not None:
+        rows = rows.filter(**{f"{field}__lt": parse(cursor.before)})
+    rows = rows.order_by(field if cursor.newer_pages else f"-{field}")
+    return make_page(
+        list(rows[: limit + 1]),
+        cursor=cursor,
+        limit=limit,
+        key=lambda row: str(getattr(row, field)),
+    )

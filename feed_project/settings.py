@@ -250,6 +250,7 @@ LOGGING = {
 # timelines.notifications checks for a duplicate itself (PostgreSQL enforces it).
 SILENCED_SYSTEM_CHECKS = ["models.W047"]
 
+
 # --- Rate limits and Content-Security-Policy (feed_project/ratelimits.py) -----
 # Each limited action has a per-user and a per-IP rate, "COUNT/PERIOD" with
 # PERIOD one of s, m, h, d (django-ratelimit's syntax: "20/m", "100/h",

@@ -8,7 +8,8 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("posts/", include("posts.urls")),
     path("search/", search_page, name="search"),
-    # /@<username>/...: profile, follow lists and follow actions.
+    # /@<username>/: the profile (posts); /@<username>/...: follow lists and actions.
+    path("", include("posts.profile_urls")),
     path("", include("relations.urls")),
     path("", include("timelines.urls")),
 ]

@@ -30,7 +30,7 @@ class KeyField(models.CharField):
         if connection.vendor == "postgresql":
             # Fixed width, and not varchar: Django adds a second, useless
             # varchar_pattern_ops index to indexed varchar columns.
-            return f"char({ids.KEY_LENGTH})"
+            return ids.SQL_TYPE
         return super().db_type(connection)
 
     def get_placeholder(self, value: Any, compiler: Any, connection: Any) -> str:

@@ -29,6 +29,14 @@ TIME_WIDTH = 8
 SEQ_WIDTH = 2
 KEY_LENGTH = AUTHOR_WIDTH + TIME_WIDTH + SEQ_WIDTH
 
+# Where the author sits in each form: post ids lead with it, timeline keys
+# carry it after the time. Nothing outside this module slices a key by hand.
+POST_ID_AUTHOR = slice(0, AUTHOR_WIDTH)
+TIMELINE_KEY_AUTHOR = slice(TIME_WIDTH, TIME_WIDTH + AUTHOR_WIDTH)
+# The PostgreSQL column type of both forms (posts.fields.KeyField), for SQL
+# that casts parameters to it.
+SQL_TYPE = f"char({KEY_LENGTH})"
+
 MAX_AUTHOR = BASE**AUTHOR_WIDTH - 1
 MAX_TIME = BASE**TIME_WIDTH - 1
 MAX_SEQ = BASE**SEQ_WIDTH - 1
@@ -119,19 +127,22 @@ def parse_timeline_key(key: str) -> KeyParts:
 def post_id_to_timeline_key(post_id: str) -> str:
     """Move the time in front: a string shuffle, no lookup."""
     _check(post_id)
-    author, time, seq = post_id[:6], post_id[6:14], post_id[14:]
-    return time + author + seq
+    seq_at = AUTHOR_WIDTH + TIME_WIDTH
+    return post_id[AUTHOR_WIDTH:seq_at] + post_id[POST_ID_AUTHOR] + post_id[seq_at:]
 
 
 def timeline_key_to_post_id(key: str) -> str:
     _check(key)
-    time, author, seq = key[:8], key[8:14], key[14:]
-    return author + time + seq
+    seq_at = TIME_WIDTH + AUTHOR_WIDTH
+    return key[TIMELINE_KEY_AUTHOR] + key[:TIME_WIDTH] + key[seq_at:]
 
 
 def author_of_timeline_key(key: str) -> int:
     _check(key)
-    return decode_number(key[TIME_WIDTH : TIME_WIDTH + AUTHOR_WIDTH])
+    return decode_number(key[TIMELINE_KEY_AUTHOR])
+
+
+LOWEST_KEY = ALPHABET[0] * KEY_LENGTH  # at or below every post id and timeline key
 
 
 def is_timeline_key(text: object) -> bool:
@@ -171,3 +182,14 @@ def post_id_range(author_id: int) -> tuple[str, str]:
     # chr(ord + 1) of the last character sorts after every id with this prefix
     # (':' follows '9' and '[' follows 'Z' in ASCII) and before the next author's.
     return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def first_post_id_at(author_id: int, time: int) -> str:
+    """The lowest post id ``author_id`` can have at ``time``: a bound of range scans."""
+    return make_post_id(KeyParts(time=time, author=author_id, seq=0))
+
+
+def post_id_bounds(author_id: int) -> tuple[str, str]:
+    """``post_id_range`` as two full-width keys: [first possible id, next author's first)."""
+    _, high = post_id_range(author_id)
+    return first_post_id_at(author_id, 0), high.ljust(KEY_LENGTH, ALPHABET[0])

@@ -48,4 +48,4 @@ def report_user(request: HttpRequest, username: str) -> HttpResponse:
         raise BadRequest("You cannot report yourself.")
     moderation.report(reporter=request.user, user=person, reason=_reason(request))
     messages.success(request, THANKS)
-    return redirect_back(request, reverse("relations:profile", args=[person.username]))
+    return redirect_back(request, reverse("profiles:profile", args=[person.username]))

@@ -23,14 +23,13 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.postgres.search import SearchQuery, SearchVectorField
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from accounts.models import User
-from feed_project.pagination import Cursor, Page
+from feed_project.pagination import Cursor, Page, keyset_page
 from posts.models import Post
-from posts.selectors import check_key_cursor, page_by_key
-from relations.models import Block
+from posts.visibility import visible_to
 
 MAX_QUERY_LENGTH = 200
 PEOPLE_SHOWN = 5
@@ -88,18 +87,6 @@ def _viewer_id(viewer: User | AnonymousUser | None) -> int | None:
     return viewer.pk if viewer is not None and viewer.is_authenticated else None
 
 
-def _without_blocked(rows: QuerySet, *, viewer_id: int | None, user_field: str) -> QuerySet:
-    """Drop rows whose ``user_field`` blocks the viewer or is blocked by them.
-
-    Both checks are primary-key probes of Block (user, blocked).
-    """
-    if viewer_id is None:
-        return rows
-    return rows.exclude(
-        Exists(Block.objects.filter(user_id=viewer_id, blocked_id=OuterRef(user_field)))
-    ).exclude(Exists(Block.objects.filter(user_id=OuterRef(user_field), blocked_id=viewer_id)))
-
-
 def matching_posts(query: str) -> QuerySet[Post]:
     """Visible original posts (not reposts) whose text matches ``query``, in no order."""
     posts = Post.objects.visible().filter(repost_of__isnull=True)
@@ -119,7 +106,7 @@ def search_people(*, query: str, viewer: User | AnonymousUser | None) -> list[Us
     people = User.objects.filter(is_active=True).filter(
         Q(username__icontains=query) | Q(display_name__icontains=query)
     )
-    people = _without_blocked(people, viewer_id=_viewer_id(viewer), user_field="pk")
+    people = visible_to(people, _viewer_id(viewer), "pk")
     return list(people.order_by("-followers_count", "pk")[:PEOPLE_SHOWN])
 
 
@@ -131,10 +118,8 @@ def search_posts(
     # Authors come in a second query by primary key: joined, the planner's guess
     # at the number of matches (often far off for words it has no statistics
     # for) made it hash-join the whole users table, 17-24 ms over 20,000 users.
-    posts = _without_blocked(
-        matching_posts(query), viewer_id=_viewer_id(viewer), user_field="author_id"
-    ).prefetch_related("author")
-    return page_by_key(posts, key="timeline_key", cursor=cursor, limit=limit)
+    posts = visible_to(matching_posts(query), _viewer_id(viewer)).prefetch_related("author")
+    return keyset_page(posts, field="timeline_key", cursor=cursor, limit=limit)
 
 
 def search(
@@ -143,14 +128,12 @@ def search(
     """People (first page only) and one page of posts for ``query``: at most three queries.
 
     ``query`` should come through ``normalize_query``; an empty one finds nothing
-    and costs no query. Raises BadCursor for a cursor that is not a timeline key.
+    and costs no query.
     """
-    check_key_cursor(cursor)
     if not query:
         return SearchResults(query=query)
-    first_page = cursor.before is None and cursor.after is None
     return SearchResults(
         query=query,
-        people=search_people(query=query, viewer=viewer) if first_page else [],
+        people=search_people(query=query, viewer=viewer) if cursor.first_page else [],
         posts=search_posts(query=query, viewer=viewer, cursor=cursor, limit=limit),
     )

@@ -5,7 +5,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from feed_project.pagination import BadCursor, Cursor
+from feed_project.pagination import Cursor
+from posts import ids
 from posts.search import MAX_QUERY_LENGTH, normalize_query, search
 from posts.selectors import viewer_marks
 
@@ -16,11 +17,8 @@ def search_page(request: HttpRequest) -> HttpResponse:
     # Refused, not trimmed: a trimmed query would answer a question nobody asked.
     if len(raw) > MAX_QUERY_LENGTH:
         raise BadRequest(f"A search is at most {MAX_QUERY_LENGTH} characters.")
-    try:
-        cursor = Cursor(before=request.GET.get("before"), after=request.GET.get("after"))
-        results = search(query=normalize_query(raw), viewer=request.user, cursor=cursor)
-    except BadCursor as exc:
-        raise BadRequest(str(exc)) from exc
+    cursor = Cursor.from_request(request, ids.is_timeline_key)
+    results = search(query=normalize_query(raw), viewer=request.user, cursor=cursor)
     return render(
         request,
         "search.html",

@@ -1,41 +1,22 @@
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet, Value
+from django.db.models import BooleanField, ExpressionWrapper, Value
 from django.db.models.expressions import RawSQL
 
 from accounts.models import User
-from feed_project.pagination import BadCursor, Cursor, Page, make_page
+from feed_project.pagination import Cursor, Page, keyset_page
 from posts import ids
 from posts.models import Like, Post
-from relations.models import Block
+from posts.visibility import original_shown, visible_to
+from relations.visibility import blocked_either_way
 
 
 def get_visible_post(post_id: str) -> Post | None:
     if not ids.is_timeline_key(post_id):  # same alphabet and length as a post id
         return None
     return Post.objects.visible().select_related("author").filter(pk=post_id).first()
-
-
-def check_key_cursor(cursor: Cursor) -> None:
-    """BadCursor unless each end of the cursor is a key (a post id or a timeline key)."""
-    for value in (cursor.before, cursor.after):
-        if value is not None and not ids.is_timeline_key(value):
-            raise BadCursor("not a key of this list")
-
-
-def page_by_key(posts: QuerySet[Post], *, key: str, cursor: Cursor, limit: int) -> Page[Post]:
-    """One page of ``posts`` ordered by ``key`` ("pk" or "timeline_key"), newest first."""
-    check_key_cursor(cursor)
-    if cursor.newer_pages:
-        posts = posts.filter(**{f"{key}__gt": cursor.after}).order_by(key)
-    else:
-        if cursor.before is not None:
-            posts = posts.filter(**{f"{key}__lt": cursor.before})
-        posts = posts.order_by(f"-{key}")
-    return make_page(list(posts[: limit + 1]), cursor=cursor, limit=limit, key=attrgetter(key))
 
 
 def author_posts_page(
@@ -50,17 +31,10 @@ def author_posts_page(
     posts = (
         Post.objects.visible()
         .by_author(author.pk)
-        .filter(
-            Q(repost_of__isnull=True)
-            | Q(repost_of__deleted_at__isnull=True, repost_of__hidden_at__isnull=True)
-        )
+        .filter(original_shown(viewer_id))
         .select_related("author", "repost_of", "repost_of__author")
     )
-    if viewer_id is not None:
-        posts = posts.exclude(
-            Q(repost_of__isnull=False) & _blocked_either_way(viewer_id, "repost_of__author_id")
-        )
-    return page_by_key(posts, key="pk", cursor=cursor, limit=limit)
+    return keyset_page(posts, field="pk", cursor=cursor, limit=limit)
 
 
 MAX_ANCESTORS = 20
@@ -115,16 +89,6 @@ class Thread:
     replies: Page[Post]
 
 
-def _blocked_either_way(viewer_id: int, field_name: str) -> Q:
-    """Rows whose ``field_name`` user blocks the viewer or is blocked by them.
-
-    Both are primary-key probes of Block (user, blocked).
-    """
-    return Q(Exists(Block.objects.filter(user_id=viewer_id, blocked_id=OuterRef(field_name)))) | Q(
-        Exists(Block.objects.filter(user_id=OuterRef(field_name), blocked_id=viewer_id))
-    )
-
-
 def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
     """The posts ``post`` replies to, oldest first, up to MAX_ANCESTORS: one query.
 
@@ -155,7 +119,7 @@ def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
             blocked=Value(False)
             if viewer_id is None
             else ExpressionWrapper(
-                _blocked_either_way(viewer_id, "author_id"), output_field=BooleanField()
+                blocked_either_way(viewer_id, "author_id"), output_field=BooleanField()
             )
         )
         .select_related("author")
@@ -179,9 +143,8 @@ def replies_page(
     Served by post_replies_idx (in_reply_to, timeline_key).
     """
     replies = Post.objects.visible().filter(in_reply_to_id=post.pk).select_related("author")
-    if viewer_id is not None:
-        replies = replies.exclude(_blocked_either_way(viewer_id, "author_id"))
-    return page_by_key(replies, key="timeline_key", cursor=cursor, limit=limit)
+    replies = visible_to(replies, viewer_id)
+    return keyset_page(replies, field="timeline_key", cursor=cursor, limit=limit)
 
 
 def thread(post: Post, *, viewer_id: int | None, cursor: Cursor) -> Thread:

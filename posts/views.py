@@ -2,19 +2,19 @@ from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import BadRequest, PermissionDenied
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from feed_project.http import safe_next
-from feed_project.pagination import BadCursor, Cursor
+from feed_project.pagination import Cursor
 from feed_project.ratelimits import ratelimit
-from posts import moderation, selectors, services
+from posts import ids, moderation, selectors, services
 from posts.forms import PostForm
 from posts.models import Post
-from relations.services import is_blocked_either_way
+from posts.visibility import may_see
 
 
 def _visible_post_or_404(post_id: str) -> Post:
@@ -24,13 +24,8 @@ def _visible_post_or_404(post_id: str) -> Post:
     return post
 
 
-def _visible_to(post: Post, user) -> bool:
-    """Whether ``user`` may see ``post``: not when either blocks the other."""
-    return not (
-        user.is_authenticated
-        and user.pk != post.author_id
-        and is_blocked_either_way(user.pk, post.author_id)
-    )
+def _viewer_id(request: HttpRequest) -> int | None:
+    return request.user.pk if request.user.is_authenticated else None
 
 
 def _post_for_action(request: HttpRequest, post_id: str) -> Post:
@@ -38,7 +33,7 @@ def _post_for_action(request: HttpRequest, post_id: str) -> Post:
     post = _visible_post_or_404(post_id)
     if post.repost_of_id:
         post = _visible_post_or_404(post.repost_of_id)
-    if not _visible_to(post, request.user):
+    if not may_see(_viewer_id(request), post):
         raise Http404("No such post.")
     return post
 
@@ -75,16 +70,12 @@ def detail(request: HttpRequest, post_id: str) -> HttpResponse:
         post = moderation.post_for_moderator(post_id) or _visible_post_or_404(post_id)
     else:
         post = _visible_post_or_404(post_id)
-        if not _visible_to(post, request.user):
+        if not may_see(_viewer_id(request), post):
             raise Http404("No such post.")
     if post.repost_of_id:  # a repost's page is its original's
         return redirect("posts:detail", post_id=post.repost_of_id)
-    viewer_id = request.user.pk if request.user.is_authenticated else None
-    try:
-        cursor = Cursor(before=request.GET.get("before"), after=request.GET.get("after"))
-        thread = selectors.thread(post, viewer_id=viewer_id, cursor=cursor)
-    except BadCursor as exc:
-        raise BadRequest(str(exc)) from exc
+    cursor = Cursor.from_request(request, ids.is_timeline_key)
+    thread = selectors.thread(post, viewer_id=_viewer_id(request), cursor=cursor)
     shown = [post, *(a for a in thread.ancestors if a is not None), *thread.replies.items]
     context = {
         "post": post,
@@ -107,7 +98,7 @@ def delete(request: HttpRequest, post_id: str) -> HttpResponse:
     target = safe_next(request)
     if target is None or urlsplit(target).path == reverse("posts:detail", args=[post.pk]):
         # Back to where the delete button was, unless that was the post itself.
-        return redirect("relations:profile", username=request.user.username)
+        return redirect("profiles:profile", username=request.user.username)
     return HttpResponseRedirect(target)  # a path, never the name of a view
 
 

@@ -2,11 +2,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 
 from accounts.models import User
-from feed_project.pagination import BadCursor, Cursor, Page, make_page
-from relations.models import Block, Followee, Follower, Mute
+from feed_project.pagination import Cursor, Page, make_page
+from relations import visibility
+from relations.models import Followee, Follower
 
 
 @dataclass
@@ -29,18 +30,28 @@ def is_following(*, follower_id: int, followee_id: int) -> bool:
     return Followee.objects.filter(user_id=follower_id, followee_id=followee_id).exists()
 
 
+def followee_ids(user_id: int) -> list[int]:
+    """Whom ``user_id`` follows: one range of ``Followee``, the shard key first."""
+    return list(Followee.objects.filter(user_id=user_id).values_list("followee_id", flat=True))
+
+
 def _encode(moment: datetime, user_id: int) -> str:
     micros = int(moment.timestamp() * 1_000_000)
     return f"{micros}_{user_id}"
 
 
 def _decode(cursor: str) -> tuple[datetime, int]:
+    micros, user_id = cursor.split("_")
+    return datetime.fromtimestamp(int(micros) / 1_000_000, tz=UTC), int(user_id)
+
+
+def is_relation_cursor(value: str) -> bool:
+    """A follow list's cursor: when the follow happened (microseconds) and whom, ``T_ID``."""
     try:
-        micros, user_id = cursor.split("_")
-        moment = datetime.fromtimestamp(int(micros) / 1_000_000, tz=UTC)
-        return moment, int(user_id)
-    except (ValueError, OverflowError, OSError) as exc:
-        raise BadCursor("not a cursor of this list") from exc
+        _decode(value)
+    except (ValueError, OverflowError, OSError):
+        return False
+    return value.isascii()
 
 
 def _relation_page(
@@ -54,18 +65,21 @@ def _relation_page(
 ) -> Page[Relation]:
     rows = table.objects.filter(user_id=user_id).select_related(other)
     other_id = f"{other}_id"
-    if cursor.newer_pages:
+    if viewer is not None and viewer.is_authenticated:
+        rows = rows.exclude(visibility.blocked_either_way(viewer.pk, other_id))
+    if cursor.after is not None:
         moment, pk = _decode(cursor.after)
         rows = rows.filter(
             Q(created_at__gt=moment) | Q(created_at=moment, **{f"{other_id}__gt": pk})
         )
+    if cursor.before is not None:
+        moment, pk = _decode(cursor.before)
+        rows = rows.filter(
+            Q(created_at__lt=moment) | Q(created_at=moment, **{f"{other_id}__lt": pk})
+        )
+    if cursor.newer_pages:
         rows = rows.order_by("created_at", other_id)
     else:
-        if cursor.before is not None:
-            moment, pk = _decode(cursor.before)
-            rows = rows.filter(
-                Q(created_at__lt=moment) | Q(created_at=moment, **{f"{other_id}__lt": pk})
-            )
         rows = rows.order_by("-created_at", f"-{other_id}")
     relations = [
         Relation(
@@ -127,11 +141,5 @@ def profile_person(*, username: str, viewer: User | AnonymousUser) -> User | Non
     """
     people = User.objects.filter(username__iexact=username)
     if viewer.is_authenticated:
-        person = OuterRef("pk")
-        people = people.annotate(
-            viewer_follows=Exists(Followee.objects.filter(user_id=viewer.pk, followee_id=person)),
-            viewer_blocks=Exists(Block.objects.filter(user_id=viewer.pk, blocked_id=person)),
-            blocks_viewer=Exists(Block.objects.filter(user_id=person, blocked_id=viewer.pk)),
-            viewer_mutes=Exists(Mute.objects.filter(user_id=viewer.pk, muted_id=person)),
-        )
+        people = people.annotate(**visibility.where_viewer_stands(viewer.pk))
     return people.first()

@@ -1,12 +1,13 @@
 from functools import partial
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
 from relations.models import Block, Followee, Follower, Mute
 from relations.signals import blocked, followed, muted, unfollowed, unmuted
+from relations.visibility import is_blocked_either_way
 
 
 class SelfFollowError(ValueError):
@@ -21,12 +22,6 @@ def _lock_users(*user_ids: int) -> None:
     # Both rows locked in id order: two requests touching the same pair queue
     # up instead of both seeing "not following yet", and cannot deadlock.
     list(User.objects.select_for_update().filter(pk__in=user_ids).order_by("pk").values("pk"))
-
-
-def is_blocked_either_way(a_id: int, b_id: int) -> bool:
-    return Block.objects.filter(
-        Q(user_id=a_id, blocked_id=b_id) | Q(user_id=b_id, blocked_id=a_id)
-    ).exists()
 
 
 def follow(*, follower: User, followee: User) -> bool:

@@ -1,29 +1,14 @@
-"""Everything under ``/@<username>/``, included at the site root."""
+"""The follow graph under ``/@<username>/``: follow lists and actions, at the site root."""
 
-from django.urls import path, register_converter
+from django.urls import path
 
+import accounts.converters  # noqa: F401  (registers <username:...>)
 from posts.moderation_views import report_user
 from relations import views
-
-
-class UsernameConverter:
-    """The characters a username may have (accounts.models.username_validator)."""
-
-    regex = "[A-Za-z0-9_]+"
-
-    def to_python(self, value: str) -> str:
-        return value
-
-    def to_url(self, value: str) -> str:
-        return value
-
-
-register_converter(UsernameConverter, "username")
 
 app_name = "relations"
 
 urlpatterns = [
-    path("@<username:username>/", views.profile, name="profile"),
     path("@<username:username>/followers/", views.followers, name="followers"),
     path("@<username:username>/following/", views.following, name="following"),
     path("@<username:username>/follow/", views.follow, name="follow"),

@@ -1,18 +1,16 @@
-"""Profile pages (``/@<username>/...``): the person, their posts, their follow lists."""
+"""The follow graph's pages under ``/@<username>/``: follow lists, follow, block, mute."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import BadRequest
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.models import User
 from feed_project.http import redirect_back
-from feed_project.pagination import BadCursor, Cursor, Page
+from feed_project.pagination import Cursor, Page
 from feed_project.ratelimits import ratelimit
-from posts.selectors import author_posts_page, profile_entries, viewer_marks
 from relations import selectors, services
 from relations.services import BlockedError, SelfFollowError
 
@@ -22,61 +20,16 @@ def _user_or_404(username: str) -> User:
     return get_object_or_404(User, username__iexact=username)
 
 
-def _cursor(request: HttpRequest) -> Cursor:
-    """The ``?before=`` / ``?after=`` cursor; BadCursor when both are given."""
-    return Cursor(before=request.GET.get("before"), after=request.GET.get("after"))
-
-
 def _redirect_back(request: HttpRequest, person: User) -> HttpResponse:
     """To the ``next`` field when it stays on this site, else to the person's profile."""
-    return redirect_back(request, reverse("relations:profile", args=[person.username]))
-
-
-@require_safe
-def profile(request: HttpRequest, username: str) -> HttpResponse:
-    viewer = request.user
-    person = selectors.profile_person(username=username, viewer=viewer)
-    if person is None:
-        raise Http404("No such person.")
-    others = viewer.is_authenticated and viewer.pk != person.pk
-    blocking = others and person.viewer_blocks
-    blocked_by = others and person.blocks_viewer
-    if blocking or blocked_by:
-        # Neither side sees the other's posts: the page says so instead.
-        page: Page = Page(items=[])
-    else:
-        try:
-            page = author_posts_page(
-                author=person,
-                cursor=_cursor(request),
-                viewer_id=viewer.pk if viewer.is_authenticated else None,
-            )
-        except BadCursor as exc:
-            raise BadRequest(str(exc)) from exc
-    entries = profile_entries(page.items, owner=person)
-    context = {
-        "person": person,
-        "page": page,
-        "entries": entries,
-        "can_follow": others,
-        "following": others and person.viewer_follows,
-        "blocking": blocking,
-        "blocked_by": blocked_by,
-        "muting": others and person.viewer_mutes,
-        **viewer_marks(viewer, [entry.post for entry in entries]),
-    }
-    return render(request, "relations/profile.html", context)
+    return redirect_back(request, reverse("profiles:profile", args=[person.username]))
 
 
 def _relation_list(request: HttpRequest, username: str, *, which: str) -> HttpResponse:
     person = _user_or_404(username)
     read = selectors.followers_page if which == "followers" else selectors.following_page
-    try:
-        page: Page[selectors.Relation] = read(
-            user=person, viewer=request.user, cursor=_cursor(request)
-        )
-    except BadCursor as exc:
-        raise BadRequest(str(exc)) from exc
+    cursor = Cursor.from_request(request, selectors.is_relation_cursor)
+    page: Page[selectors.Relation] = read(user=person, viewer=request.user, cursor=cursor)
     context = {"person": person, "page": page, "which": which}
     return render(request, "relations/relation_list.html", context)
 

@@ -1,4 +1,4 @@
-"""Redis sorted-set caches of inboxes (seed 001).
+"""The Redis adapter beneath ``timelines.inbox``: sorted-set caches of inboxes (seed 001).
 
 One sorted set per reader, every score 0, so members (timeline keys) sort by
 their bytes, which is time order: ZREVRANGEBYLEX reads a feed page.
@@ -6,7 +6,7 @@ their bytes, which is time order: ZREVRANGEBYLEX reads a feed page.
 - A sentinel member ``!`` (below every key) is always present in a cached
   inbox, so an existing key with nothing else is "known empty", and a missing
   key is "not cached" (seed 001's "no more" flag).
-- Keys are ``tl:{<reader>}:<generation>``; the braces make Redis Cluster put a
+- Keys are ``inbox:{<reader>}:<generation>``; the braces make Redis Cluster put a
   reader's keys in one slot. The generation lives in PostgreSQL and is bumped
   whenever a write to Redis fails: caches that missed a write are never read.
 - Filling races with writers. A fill first sets a marker with a random token,
@@ -53,12 +53,15 @@ redis.call('DEL', KEYS[2])
 if #ARGV > 0 then redis.call('ZREM', KEYS[1], unpack(ARGV)) end
 return 0
 """
-# KEYS: inbox, marker. ARGV: author prefix (6 characters).
+# KEYS: inbox, marker. ARGV: the author part of a timeline key, its first
+# position (1-based, from posts.ids.TIMELINE_KEY_AUTHOR).
 _REMOVE_AUTHOR = """
 redis.call('DEL', KEYS[2])
+local first = tonumber(ARGV[2])
+local last = first + #ARGV[1] - 1
 local members = redis.call('ZRANGE', KEYS[1], 0, -1)
 for _, member in ipairs(members) do
-  if string.sub(member, 9, 14) == ARGV[1] then redis.call('ZREM', KEYS[1], member) end
+  if string.sub(member, first, last) == ARGV[1] then redis.call('ZREM', KEYS[1], member) end
 end
 return 0
 """
@@ -107,13 +110,13 @@ def invalidate_all(reason: str) -> None:
         CacheGeneration.objects.update_or_create(pk=1, defaults={"value": 1})
 
 
-def inbox_key(owner_id: int, gen: int) -> str:
+def inbox_key(reader_id: int, gen: int) -> str:
     """The Redis key of one reader's cached inbox in one generation."""
-    return f"tl:{{{owner_id}}}:{gen}"
+    return f"inbox:{{{reader_id}}}:{gen}"
 
 
-def _keys(owner_id: int, gen: int) -> list[str]:
-    inbox = inbox_key(owner_id, gen)
+def _keys(reader_id: int, gen: int) -> list[str]:
+    inbox = inbox_key(reader_id, gen)
     return [inbox, inbox + ":fill"]
 
 
@@ -121,54 +124,55 @@ def ttl_seconds() -> int:
     return settings.FEED_CACHE_TTL_DAYS * 86400
 
 
-def _run_for_owners(script: str, owner_ids: Iterable[int], args: Sequence[str | int]) -> None:
-    """One script call per owner, all in one pipeline (one round trip)."""
+def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str | int]) -> None:
+    """One script call per reader, all in one pipeline (one round trip)."""
     redis = client()
-    owner_ids = list(owner_ids)
-    if redis is None or not owner_ids:
+    reader_ids = list(reader_ids)
+    if redis is None or not reader_ids:
         return
     gen = generation()  # read after the table commit: see the module docstring
     try:
         pipe = redis.pipeline(transaction=False)
         fn = _scripts(redis)[script]
-        for owner_id in owner_ids:
-            fn(keys=_keys(owner_id, gen), args=list(args), client=pipe)
+        for reader_id in reader_ids:
+            fn(keys=_keys(reader_id, gen), args=list(args), client=pipe)
         pipe.execute()
     except RedisError as exc:
-        invalidate_all(f"{script} for {len(owner_ids)} inboxes failed: {exc}")
+        invalidate_all(f"{script} for {len(reader_ids)} inboxes failed: {exc}")
 
 
-def push(owner_ids: Iterable[int], keys: Sequence[str]) -> None:
-    """Add timeline keys to the live caches of these owners, trimmed to the cap."""
+def push(reader_ids: Iterable[int], keys: Sequence[str], *, cap: int) -> None:
+    """Add timeline keys to the live caches of these readers, trimmed to ``cap``."""
     if keys:
-        _run_for_owners("push", owner_ids, [settings.FEED_INBOX_CAP, *keys])
+        _run_for_readers("push", reader_ids, [cap, *keys])
 
 
-def remove(owner_ids: Iterable[int], keys: Sequence[str]) -> None:
-    _run_for_owners("remove", owner_ids, list(keys))
+def remove(reader_ids: Iterable[int], keys: Sequence[str]) -> None:
+    _run_for_readers("remove", reader_ids, list(keys))
 
 
-def remove_author(owner_id: int, author_id: int) -> None:
-    _run_for_owners("remove_author", [owner_id], [ids.author_prefix(author_id)])
+def remove_author(reader_id: int, author_id: int) -> None:
+    first = ids.TIMELINE_KEY_AUTHOR.start + 1  # Lua counts from 1
+    _run_for_readers("remove_author", [reader_id], [ids.author_prefix(author_id), first])
 
 
-def drop(owner_id: int) -> None:
+def drop(reader_id: int) -> None:
     """Forget one reader's cache (after a rebuild): the next read refills it."""
     redis = client()
     if redis is None:
         return
     try:
-        redis.delete(*_keys(owner_id, generation()))
+        redis.delete(*_keys(reader_id, generation()))
     except RedisError as exc:
-        invalidate_all(f"drop {owner_id} failed: {exc}")
+        invalidate_all(f"drop {reader_id} failed: {exc}")
 
 
 class CachedInbox:
     """Reads of one reader's cached inbox; every method returns None on a miss."""
 
-    def __init__(self, owner_id: int, gen: int) -> None:
-        self.owner_id = owner_id
-        self.key, self.marker = _keys(owner_id, gen)
+    def __init__(self, reader_id: int, gen: int) -> None:
+        self.reader_id = reader_id
+        self.key, self.marker = _keys(reader_id, gen)
         self.redis = client()
 
     def older(self, before: str | None, limit: int) -> list[str] | None:

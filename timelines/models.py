@@ -9,7 +9,7 @@ from posts.fields import KeyField
 class InboxEntry(models.Model):
     """One post key in one reader's inbox.
 
-    Keyed by (owner, timeline key): the owner is the shard key and the range
+    Keyed by (reader, timeline key): the reader is the shard key and the range
     scan of a feed page. The author id rides along so that unfollowing removes
     that author's entries without decoding keys (seed 004). No foreign-key
     constraints: this is derived data, written 100,000 rows at a time, and the
@@ -20,8 +20,8 @@ class InboxEntry(models.Model):
     the pull model.
     """
 
-    pk = models.CompositePrimaryKey("owner_id", "timeline_key")
-    owner = models.ForeignKey(
+    pk = models.CompositePrimaryKey("reader_id", "timeline_key")
+    reader = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,
         related_name="+",
@@ -41,23 +41,23 @@ class InboxEntry(models.Model):
         verbose_name_plural = "inbox entries"
 
     def __str__(self) -> str:
-        return f"{self.owner_id}:{self.timeline_key}"
+        return f"{self.reader_id}:{self.timeline_key}"
 
 
-class TimelineState(models.Model):
-    """A reader whose inbox is being kept: pushed to, and trusted on reads.
+class InboxState(models.Model):
+    """A reader whose inbox is being kept: pushed to, and trusted on reads once built.
 
     No row means the inbox must be rebuilt by pull before it is read: a reader
     who never came, or who came back after missing pushes while inactive.
     """
 
-    owner = models.OneToOneField(
+    reader = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
     built_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
-        return f"timeline of {self.owner_id}"
+        return f"inbox of {self.reader_id}"
 
 
 class PullAuthor(models.Model):
@@ -132,40 +132,7 @@ class CacheGeneration(models.Model):
         return f"cache generation {self.value}"
 
 
-class Notification(models.Model):
-    """Something that happened to a user: a follow, a reply, a like, a repost, a mention."""
+# Notifications have a room of their own; Django finds their model here.
+from timelines.notifications.models import Notification  # noqa: E402
 
-    class Kind(models.TextChoices):
-        FOLLOW = "follow"
-        REPLY = "reply"
-        LIKE = "like"
-        REPOST = "repost"
-        MENTION = "mention"
-
-    recipient = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
-    )
-    kind = models.CharField(max_length=7, choices=Kind.choices)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    post = models.ForeignKey(
-        "posts.Post", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
-    )
-    created_at = models.DateTimeField()
-    read_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        indexes = [
-            # The notifications page: one recipient, newest first, keyset on id.
-            models.Index(fields=["recipient", "-id"], name="notification_list_idx"),
-        ]
-        constraints = [
-            # A double click or a retried task does not notify twice.
-            models.UniqueConstraint(
-                fields=["recipient", "kind", "actor", "post"],
-                name="one_notification_per_event",
-                nulls_distinct=False,
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.kind} for {self.recipient_id}"
+__all__ = ["CacheGeneration", "FanOut", "InboxEntry", "InboxState", "Notification", "PullAuthor"]

@@ -1,7 +1,7 @@
 """Listeners: posts, relations and accounts announce, timelines reacts.
 
 Each handler queues a task or flips one flag; the work is in
-timelines.services, run by timelines.tasks.
+``timelines.fanout`` and ``timelines.inbox``, run by ``timelines.tasks``.
 """
 
 from typing import Any
@@ -10,58 +10,48 @@ from django.db.models.signals import post_save
 
 from accounts.signals import last_active_refreshed
 from posts.models import Post
-from posts.signals import post_created, post_deleted, post_liked
+from posts.signals import post_created, post_deleted
 from relations.signals import followed, muted, unfollowed, unmuted
-from timelines import services, tasks
+from timelines import fanout, tasks
+from timelines.inbox import Inbox
+from timelines.notifications import signals as notification_signals
+from timelines.tasks import enqueue
 
 
 def record_fan_out(sender: Any, instance: Post, created: bool, **kwargs: Any) -> None:
     """The outbox row, in the post's own transaction: no post goes undelivered."""
     if created:
-        services.record_fan_out(instance.pk)
+        fanout.record_fan_out(instance.pk)
 
 
 def fan_out(sender: Any, post_id: str, **kwargs: Any) -> None:
-    tasks.enqueue(tasks.fan_out_post, post_id)
+    enqueue(tasks.fan_out_post, post_id)
 
 
-def clean_deleted(sender: Any, post_id: str, author_id: int, **kwargs: Any) -> None:
-    tasks.enqueue(tasks.remove_post, post_id, author_id)
+def clean_deleted(sender: Any, post_id: str, **kwargs: Any) -> None:
+    enqueue(tasks.remove_post, post_id)
 
 
 def backfill(sender: Any, follower_id: int, followee_id: int, **kwargs: Any) -> None:
-    tasks.enqueue(tasks.backfill, follower_id, followee_id)
+    enqueue(tasks.backfill, follower_id, followee_id)
 
 
 def remove_author(sender: Any, follower_id: int, followee_id: int, **kwargs: Any) -> None:
-    tasks.enqueue(tasks.remove_author, follower_id, followee_id)
+    enqueue(tasks.remove_author, follower_id, followee_id)
 
 
 def drop_muted(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> None:
-    tasks.enqueue(tasks.remove_author, user_id, target_id)
+    enqueue(tasks.remove_author, user_id, target_id)
 
 
 def restore_unmuted(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> None:
-    tasks.enqueue(tasks.backfill, user_id, target_id)
+    enqueue(tasks.backfill, user_id, target_id)
 
 
 def reader_returned(sender: Any, user_id: int, previous: Any, **kwargs: Any) -> None:
     """Back after missing pushes (or here for the first time): rebuild on first read."""
-    if previous is None or previous < services.active_since():
-        services.mark_stale(owner_id=user_id)
-
-
-def notify_followed(sender: Any, follower_id: int, followee_id: int, **kwargs: Any) -> None:
-    tasks.enqueue(tasks.notify_followed, follower_id, followee_id)
-
-
-def notify_liked(sender: Any, post_id: str, author_id: int, user_id: int, **kwargs: Any) -> None:
-    tasks.enqueue(tasks.notify_liked, post_id, author_id, user_id)
-
-
-def notify_about_post(sender: Any, post_id: str, **kwargs: Any) -> None:
-    """A reply, a repost or @mentions: the task reads the post to know which."""
-    tasks.enqueue(tasks.notify_about_post, post_id)
+    if previous is None or previous < fanout.active_since():
+        Inbox(user_id).mark_stale()
 
 
 def connect() -> None:
@@ -74,6 +64,4 @@ def connect() -> None:
     muted.connect(drop_muted, dispatch_uid="timelines.drop_muted")
     unmuted.connect(restore_unmuted, dispatch_uid="timelines.restore_unmuted")
     last_active_refreshed.connect(reader_returned, dispatch_uid="timelines.reader_returned")
-    followed.connect(notify_followed, dispatch_uid="timelines.notify_followed")
-    post_liked.connect(notify_liked, dispatch_uid="timelines.notify_liked")
-    post_created.connect(notify_about_post, dispatch_uid="timelines.notify_about_post")
+    notification_signals.connect()

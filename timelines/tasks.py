@@ -1,44 +1,47 @@
 """Celery tasks: ids in, a service call, nothing else. All idempotent.
 
-Fan-out is two-level: one task per post cuts the followers into chunks of
-FEED_FANOUT_CHUNK and queues one task per chunk, so workers share a big
+Fan-out is two-level: one task per post plans the chunks of FEED_FANOUT_CHUNK
+followers, and one task per chunk writes them, so workers share a big
 fan-out. The default, 5,000, is one INSERT ... SELECT of ~40 ms and one Redis
 pipeline of ~0.1 s: a retry redoes a fraction of a second, and a 100,000
 follower fan-out is 20 tasks, whose broker round trips and bookkeeping are
 small beside the writes (at 1,000 a chunk, 100 tasks took ~40% longer end
-to end: docs/BENCHMARKS.md).
+to end: docs/BENCHMARKS.md). Removing a deleted post is planned the same way.
 """
 
 import logging
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from celery import shared_task
-from django.conf import settings
+from celery import Task, shared_task
 from django.db import DatabaseError
 from kombu.exceptions import OperationalError as BrokerError
 
-from timelines import notifications, services
-from timelines.models import Notification
-from timelines.services import Chunk
+from timelines import fanout
+from timelines.fanout import Chunk
+from timelines.inbox import Inbox
 
 logger = logging.getLogger(__name__)
 
-RETRY = {
-    "acks_late": True,
-    "autoretry_for": (DatabaseError,),
-    "retry_backoff": True,
-    "retry_backoff_max": 60,
-    "max_retries": 8,
-}
+
+class FeedTask(Task):
+    """Acks late, retried on database errors, every failure logged with its arguments."""
+
+    acks_late = True
+    autoretry_for = (DatabaseError,)
+    retry_backoff = True
+    retry_backoff_max = 60
+    max_retries = 8
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        logger.error("%s%s failed: %r", self.name, tuple(args), exc, exc_info=exc)
 
 
 def enqueue(task: Any, *args: Any) -> None:
     """Queue a task; if the broker cannot take it, run it here instead.
 
-    The post is committed either way: its delivery must not depend on the
-    broker being up (the sweeper catches what even this misses).
+    The change that asked for it is committed either way: delivery must not
+    depend on the broker being up (the sweeper catches what even this misses).
     """
     try:
         task.delay(*args)
@@ -47,83 +50,47 @@ def enqueue(task: Any, *args: Any) -> None:
         task.apply(args=args, throw=True)
 
 
-def _logged(what: str, fn: Callable[[], Any]) -> Any:
-    try:
-        return fn()
-    except Exception:
-        logger.exception("%s failed", what)
-        raise
-
-
-@shared_task(name="timelines.fan_out_post", **RETRY)
+@shared_task(name="timelines.fan_out_post", base=FeedTask)
 def fan_out_post(post_id: str) -> None:
-    for chunk in _logged(
-        f"fan-out plan of post {post_id}", lambda: services.plan_fan_out(post_id=post_id)
-    ):
+    for chunk in fanout.plan_fan_out(post_id=post_id):
         enqueue(fan_out_chunk, post_id, chunk.after, chunk.upto)
 
 
-@shared_task(name="timelines.fan_out_chunk", **RETRY)
+@shared_task(name="timelines.fan_out_chunk", base=FeedTask)
 def fan_out_chunk(post_id: str, after: int, upto: int) -> None:
-    _logged(
-        f"fan-out of post {post_id} to followers ({after}, {upto}]",
-        lambda: services.deliver_chunk(post_id=post_id, chunk=Chunk(after, upto)),
-    )
+    fanout.deliver_chunk(post_id=post_id, chunk=Chunk(after, upto))
 
 
-@shared_task(name="timelines.remove_post", **RETRY)
-def remove_post(post_id: str, author_id: int) -> None:
-    services.remove_post(post_id=post_id, chunk=None)
-    for chunk in services.follower_chunks(author_id, settings.FEED_FANOUT_CHUNK):
+@shared_task(name="timelines.remove_post", base=FeedTask)
+def remove_post(post_id: str) -> None:
+    for chunk in fanout.plan_removal(post_id=post_id):
         enqueue(remove_post_chunk, post_id, chunk.after, chunk.upto)
 
 
-@shared_task(name="timelines.remove_post_chunk", **RETRY)
+@shared_task(name="timelines.remove_post_chunk", base=FeedTask)
 def remove_post_chunk(post_id: str, after: int, upto: int) -> None:
-    services.remove_post(post_id=post_id, chunk=Chunk(after, upto))
+    fanout.remove_chunk(post_id=post_id, chunk=Chunk(after, upto))
 
 
-@shared_task(name="timelines.backfill", **RETRY)
-def backfill(owner_id: int, author_id: int) -> None:
-    services.backfill(owner_id=owner_id, author_id=author_id)
+@shared_task(name="timelines.backfill", base=FeedTask)
+def backfill(reader_id: int, author_id: int) -> None:
+    Inbox(reader_id).add_author(author_id)
 
 
-@shared_task(name="timelines.remove_author", **RETRY)
-def remove_author(owner_id: int, author_id: int) -> None:
-    services.remove_author(owner_id=owner_id, author_id=author_id)
+@shared_task(name="timelines.remove_author", base=FeedTask)
+def remove_author(reader_id: int, author_id: int) -> None:
+    Inbox(reader_id).remove_author(author_id)
 
 
-@shared_task(name="timelines.rebuild", **RETRY)
-def rebuild(owner_id: int) -> None:
-    services.rebuild(owner_id=owner_id)
+@shared_task(name="timelines.rebuild", base=FeedTask)
+def rebuild(reader_id: int) -> None:
+    Inbox(reader_id).rebuild()
 
 
-@shared_task(name="timelines.sweep_undelivered")
+@shared_task(name="timelines.sweep_undelivered", base=FeedTask)
 def sweep_undelivered() -> int:
     """Re-queue posts whose fan-out never finished (a lost task, a dead worker)."""
-    post_ids = services.undelivered_posts(older_than=timedelta(minutes=2))
+    post_ids = fanout.undelivered_posts(older_than=timedelta(minutes=2))
     for post_id in post_ids:
         enqueue(fan_out_post, post_id)
     return len(post_ids)
-
-
-# Notifications: each insert ignores duplicates, so a retry notifies no one twice.
-
-
-@shared_task(name="timelines.notify_followed", **RETRY)
-def notify_followed(follower_id: int, followee_id: int) -> None:
-    notifications.notify(
-        recipient_id=followee_id, kind=Notification.Kind.FOLLOW, actor_id=follower_id
-    )
-
-
-@shared_task(name="timelines.notify_liked", **RETRY)
-def notify_liked(post_id: str, author_id: int, user_id: int) -> None:
-    notifications.notify(
-        recipient_id=author_id, kind=Notification.Kind.LIKE, actor_id=user_id, post_id=post_id
-    )
-
-
-@shared_task(name="timelines.notify_about_post", **RETRY)
-def notify_about_post(post_id: str) -> None:
-    notifications.notify_about_post(post_id=post_id)

@@ -1,19 +1,14 @@
-from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import BadRequest
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST, require_safe
+"""The home page and its "N new posts" notice."""
 
-from feed_project.pagination import BadCursor, Cursor
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from feed_project.pagination import Cursor
 from posts import ids
 from posts.forms import PostForm
 from posts.selectors import viewer_marks
-from timelines import notifications
-from timelines.selectors import home_feed, new_entries_count
-
-# Below every real timeline key: "what is new" when the feed shown was empty.
-LOWEST_KEY = ids.ALPHABET[0] * ids.KEY_LENGTH
+from timelines.feed import home_feed, new_entries_count
 
 
 @require_safe
@@ -21,17 +16,14 @@ def home(request: HttpRequest) -> HttpResponse:
     """The reader's home feed, or a welcome page for visitors."""
     if not request.user.is_authenticated:
         return render(request, "timelines/welcome.html")
-    try:
-        cursor = Cursor(before=request.GET.get("before"), after=request.GET.get("after"))
-        page = home_feed(reader=request.user, cursor=cursor)
-    except BadCursor as exc:
-        raise BadRequest(str(exc)) from exc
+    cursor = Cursor.from_request(request, ids.is_timeline_key)
+    page = home_feed(reader=request.user, cursor=cursor)
     context = {
         "page": page,
         "form": PostForm(),
         # Only the newest page polls for newer posts (static/js/new-posts.js).
-        "first_page": cursor.before is None and cursor.after is None,
-        "newest_key": page.items[0].key if page.items else LOWEST_KEY,
+        "first_page": cursor.first_page,
+        "newest_key": page.items[0].key if page.items else ids.LOWEST_KEY,
         **viewer_marks(request.user, [item.post for item in page.items]),
     }
     return render(request, "timelines/home.html", context)
@@ -46,27 +38,8 @@ def new_posts(request: HttpRequest) -> JsonResponse:
     """
     if not request.user.is_authenticated:
         return JsonResponse({"error": "Log in first."}, status=401)
-    after = request.GET.get("after", LOWEST_KEY)
+    after = request.GET.get("after", ids.LOWEST_KEY)
     if not ids.is_timeline_key(after):
         return JsonResponse({"error": "after must be a timeline key."}, status=400)
     count = new_entries_count(reader_id=request.user.pk, after=after)
     return JsonResponse({"count": count}, headers={"Cache-Control": "no-store"})
-
-
-@require_safe
-@login_required
-def notifications_page(request: HttpRequest) -> HttpResponse:
-    try:
-        cursor = Cursor(before=request.GET.get("before"), after=request.GET.get("after"))
-        page = notifications.notifications_page(user=request.user, cursor=cursor)
-    except BadCursor as exc:
-        raise BadRequest(str(exc)) from exc
-    return render(request, "timelines/notifications.html", {"page": page})
-
-
-@require_POST
-@login_required
-def mark_notifications_read(request: HttpRequest) -> HttpResponse:
-    notifications.mark_all_read(user=request.user)
-    messages.success(request, "All notifications marked read.")
-    return redirect("timelines:notifications")

@@ -7,10 +7,10 @@ world and the same machine:
    Celery worker (or in process with ``worker=False``), against the raw limit
    of the machine: one INSERT ... SELECT of the same rows and one pipelined
    ZADD to the same Redis keys.
-2. Home feed pages (``timelines.selectors.home_feed``), with the reader's
+2. Home feed pages (``timelines.feed.home_feed``), with the reader's
    Redis cache warm and dropped, against the pull model for the same reader
    and cursor (``pull_keys`` and ``pull_reference_keys``, each + ``hydrate``).
-3. ``timelines.services.rebuild`` of an inactive reader, against one
+3. ``timelines.inbox.Inbox.rebuild`` of an inactive reader, against one
    set-based INSERT ... SELECT that writes the same inbox.
 
 The world lives in a dedicated PostgreSQL database and is reused between runs

@@ -18,21 +18,21 @@ from bench.timelines.world import _count
 from posts import ids
 from posts.services import create_post
 from relations.models import Follower
-from timelines import cache
+from timelines import cache, inbox
 from timelines.models import FanOut
 
 
-def fill_caches(owner_ids: list[int]) -> int:
+def fill_caches(reader_ids: list[int]) -> int:
     """Make these readers' Redis caches live, holding what their inbox table holds."""
     redis = cache.client()
-    if redis is None or not owner_ids:
+    if redis is None or not reader_ids:
         return 0
-    inboxes: dict[int, list[str]] = {owner: [] for owner in owner_ids}
+    inboxes: dict[int, list[str]] = {owner: [] for owner in reader_ids}
     with connection.cursor() as db:
         db.execute(
-            "SELECT owner_id, timeline_key FROM timelines_inboxentry "
-            "WHERE owner_id = ANY(%s) ORDER BY owner_id, timeline_key DESC",
-            [owner_ids],
+            "SELECT reader_id, timeline_key FROM timelines_inboxentry "
+            "WHERE reader_id = ANY(%s) ORDER BY reader_id, timeline_key DESC",
+            [reader_ids],
         )
         for owner, key in db.fetchall():
             inboxes[owner].append(key)
@@ -40,13 +40,13 @@ def fill_caches(owner_ids: list[int]) -> int:
     pipe = redis.pipeline(transaction=False)
     for owner, keys in inboxes.items():
         key = cache.inbox_key(owner, generation)
-        members = dict.fromkeys([cache.SENTINEL, *keys[: settings.FEED_INBOX_CAP]], 0)
+        members = dict.fromkeys([cache.SENTINEL, *keys[: inbox.cap()]], 0)
         pipe.delete(key)
         pipe.zadd(key, members)
         pipe.expire(key, ttl)
     pipe.execute()
-    probe = cache.CachedInbox(owner_ids[0], generation)
-    return len(owner_ids) if probe.older(None, 1) is not None else 0
+    probe = cache.CachedInbox(reader_ids[0], generation)
+    return len(reader_ids) if probe.older(None, 1) is not None else 0
 
 
 def _raw_fan_out(author_id: int, followers: list[int]) -> tuple[float, int, float]:
@@ -60,7 +60,7 @@ def _raw_fan_out(author_id: int, followers: list[int]) -> tuple[float, int, floa
     with transaction.atomic(), connection.cursor() as db:
         started = time.perf_counter_ns()
         db.execute(
-            "INSERT INTO timelines_inboxentry (owner_id, timeline_key, author_id) "
+            "INSERT INTO timelines_inboxentry (reader_id, timeline_key, author_id) "
             "SELECT f.follower_id, %s, %s FROM relations_follower f WHERE f.user_id = %s "
             "ON CONFLICT DO NOTHING",
             [fresh, author_id, author_id],
@@ -117,7 +117,7 @@ def deliver_one(author: User, *, timeout: float) -> Delivery:
         lag_s=(row["finished_at"] - row["created_at"]).total_seconds(),
         queued_s=(started - row["created_at"]).total_seconds(),
         recipients=row["recipients"],
-        # The rule of services.deliver_chunk: one post in FEED_TRIM_EVERY also trims.
+        # The rule of fanout.deliver_chunk: one post in FEED_TRIM_EVERY also trims.
         trimmed=zlib.crc32(post.pk.encode()) % settings.FEED_TRIM_EVERY == 0,
     )
 

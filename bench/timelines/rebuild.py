@@ -1,4 +1,4 @@
-"""Figure 3: services.rebuild of an inactive reader, beside one set-based INSERT ... SELECT."""
+"""Figure 3: Inbox.rebuild of an inactive reader, beside one set-based INSERT ... SELECT."""
 
 from django.conf import settings
 from django.db import connection
@@ -8,15 +8,16 @@ from bench.timelines.report import Table, Verdict, _ms, measure_and_count
 from bench.timelines.spec import Log, Options, World
 from posts import ids
 from relations.models import Followee
-from timelines import cache, services
-from timelines.models import InboxEntry, PullAuthor, TimelineState
+from timelines import cache, inbox
+from timelines.inbox import Inbox
+from timelines.models import InboxEntry, InboxState, PullAuthor
 
 
-def _forget_inbox(owner_id: int) -> None:
+def _forget_inbox(reader_id: int) -> None:
     """Back to a reader who was away: no inbox rows, no state row, no cache."""
-    InboxEntry.objects.filter(owner_id=owner_id).delete()
-    TimelineState.objects.filter(owner_id=owner_id).delete()
-    cache.drop(owner_id)
+    InboxEntry.objects.filter(reader_id=reader_id).delete()
+    InboxState.objects.filter(reader_id=reader_id).delete()
+    cache.drop(reader_id)
 
 
 _RAW_REBUILD = """
@@ -33,16 +34,16 @@ WITH pulled AS (
 ), floor AS (
     SELECT max(lowest) AS key FROM pulled WHERE taken >= %(per_author)s
 )
-INSERT INTO timelines_inboxentry (owner_id, timeline_key, author_id)
-SELECT %(owner)s, pulled.timeline_key, pulled.author_id FROM pulled, floor
+INSERT INTO timelines_inboxentry (reader_id, timeline_key, author_id)
+SELECT %(reader)s, pulled.timeline_key, pulled.author_id FROM pulled, floor
 WHERE floor.key IS NULL OR pulled.timeline_key >= floor.key
 ORDER BY pulled.timeline_key DESC LIMIT %(cap)s
 ON CONFLICT DO NOTHING
 """
 
 
-def raw_rebuild(owner_id: int) -> None:
-    """The rows services.rebuild keeps, written by one INSERT ... SELECT.
+def raw_rebuild(reader_id: int) -> None:
+    """The rows Inbox.rebuild keeps, written by one INSERT ... SELECT.
 
     The same pull (each followee's newest FEED_REBUILD_PER_AUTHOR posts), the
     same floor (entries below an author who had more are dropped), the same
@@ -52,11 +53,11 @@ def raw_rebuild(owner_id: int) -> None:
     pulled = set(PullAuthor.objects.values_list("author_id", flat=True))
     authors = [
         a
-        for a in Followee.objects.filter(user_id=owner_id).values_list("followee_id", flat=True)
+        for a in Followee.objects.filter(user_id=reader_id).values_list("followee_id", flat=True)
         if a not in pulled
     ]
-    if owner_id not in pulled:
-        authors.append(owner_id)
+    if reader_id not in pulled:
+        authors.append(reader_id)
     width = ids.TIME_WIDTH + ids.SEQ_WIDTH
     lows = [ids.author_prefix(a) + "0" * width for a in authors]
     highs = [ids.post_id_range(a)[1].ljust(ids.KEY_LENGTH, "0") for a in authors]
@@ -67,26 +68,26 @@ def raw_rebuild(owner_id: int) -> None:
                 "lows": lows,
                 "highs": highs,
                 "per_author": settings.FEED_REBUILD_PER_AUTHOR,
-                "owner": owner_id,
-                "cap": settings.FEED_INBOX_CAP,
+                "reader": reader_id,
+                "cap": inbox.cap(),
             },
         )
 
 
-def _inbox_keys(owner_id: int) -> list[str]:
+def _inbox_keys(reader_id: int) -> list[str]:
     return list(
-        InboxEntry.objects.filter(owner_id=owner_id)
+        InboxEntry.objects.filter(reader_id=reader_id)
         .order_by("-timeline_key")
         .values_list("timeline_key", flat=True)
     )
 
 
 def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, list[Verdict]]:
-    """Figure 3: services.rebuild of an inactive reader, beside the set-based raw limit."""
+    """Figure 3: Inbox.rebuild of an inactive reader, beside the set-based raw limit."""
     owners = _Cycle(world.idle_ids)
     first = world.idle_ids[0]
     _forget_inbox(first)
-    pulled = services.rebuild(owner_id=first)
+    pulled = Inbox(first).rebuild()
     kept = _inbox_keys(first)
     _forget_inbox(first)
     raw_rebuild(first)
@@ -95,9 +96,9 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
     def forget_next() -> None:
         _forget_inbox(owners.next())
 
-    log(f"rebuild: services.rebuild x {options.rebuild_runs}")
+    log(f"rebuild: Inbox.rebuild x {options.rebuild_runs}")
     rebuild, rebuild_queries = measure_and_count(
-        lambda: services.rebuild(owner_id=owners.current),
+        lambda: Inbox(owners.current).rebuild(),
         samples=options.rebuild_runs,
         warmup=options.rebuild_warmup,
         setup=forget_next,
@@ -111,14 +112,14 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
     )
     for owner in world.idle_ids:  # leave every idle reader as a rebuild leaves it
         _forget_inbox(owner)
-        services.rebuild(owner_id=owner)
+        Inbox(owner).rebuild()
 
     reader_following = User.objects.values_list("following_count", flat=True).get(pk=first)
     table = Table(
         title=f"3. Rebuild of an inactive reader following {reader_following:,} accounts",
         header=("step", "p50", "p99", "queries/call"),
         rows=[
-            ("services.rebuild", _ms(rebuild.p50), _ms(rebuild.p99), str(rebuild_queries)),
+            ("Inbox.rebuild", _ms(rebuild.p50), _ms(rebuild.p99), str(rebuild_queries)),
             (
                 "raw limit: one INSERT ... SELECT of the same rows",
                 _ms(raw.p50),
@@ -130,10 +131,10 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
             f"{options.rebuild_runs} runs each after {options.rebuild_warmup} warm-up runs, "
             f"cycling over {len(world.idle_ids)} idle readers; before each run (untimed) the "
             "reader's inbox rows, state row and cache are deleted",
-            f"services.rebuild pulled {pulled:,} rows and kept {len(kept):,} "
+            f"Inbox.rebuild pulled {pulled:,} rows and kept {len(kept):,} "
             f"(FEED_REBUILD_PER_AUTHOR {settings.FEED_REBUILD_PER_AUTHOR}, "
-            f"FEED_INBOX_CAP {settings.FEED_INBOX_CAP})",
-            "the raw limit wrote the same inbox as services.rebuild: " + ("yes" if same else "NO"),
+            f"FEED_INBOX_CAP {inbox.cap()})",
+            "the raw limit wrote the same inbox as Inbox.rebuild: " + ("yes" if same else "NO"),
         ],
     )
     verdicts = [

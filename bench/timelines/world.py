@@ -133,7 +133,7 @@ def _build_world(spec: WorldSpec, log: Log) -> None:
 
         with connection.cursor() as db:
             db.execute(
-                "INSERT INTO timelines_timelinestate (owner_id, built_at) "
+                "INSERT INTO timelines_inboxstate (reader_id, built_at) "
                 "SELECT id, %s FROM unnest(%s::bigint[]) AS o(id)",
                 [now, followers],
             )
@@ -144,10 +144,10 @@ def _build_world(spec: WorldSpec, log: Log) -> None:
     with connection.cursor() as db:
         db.execute(
             "ANALYZE accounts_user, relations_follower, relations_followee, posts_post, "
-            "timelines_timelinestate, timelines_inboxentry"
+            "timelines_inboxstate, timelines_inboxentry"
         )
     step("ANALYZE")
-    # The rows services.rebuild keeps (figure 3 checks that they are the same),
+    # The rows Inbox.rebuild keeps (figure 3 checks that they are the same),
     # written by SQL so that the world does not depend on the code it measures.
     raw_rebuild(reader)
     step(f"{READER}'s inbox")

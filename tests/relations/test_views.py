@@ -304,9 +304,9 @@ def test_followers_list_pages_with_cursor_links(client, alice):
         "?after=1_2_3",
         f"?before={'9' * 400}_1",
         f"?before=1_{'9' * 5000}",
-        "?before=1_1&after=1_1",
+        "?before=1_1&after=xyz",
     ],
-    ids=["malformed", "three-parts", "huge-time", "overlong", "both"],
+    ids=["malformed", "three-parts", "huge-time", "overlong", "one-end-of-two"],
 )
 def test_follow_lists_with_a_bad_cursor_are_400(client, alice, which, query):
     assert client.get(f"/@alice/{which}/{query}").status_code == 400

@@ -24,7 +24,7 @@ def test_bench_timelines_quick_prints_every_figure():
         "page 5: pull_keys + hydrate",
         "page 5: pull_reference_keys + hydrate",
         "3. Rebuild of an inactive reader",
-        "services.rebuild",
+        "Inbox.rebuild",
         "Summary",
         "Fan-out lag",
         "Home page 1, cached, p50",

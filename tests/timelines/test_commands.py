@@ -8,8 +8,8 @@ from feed_project.pagination import Cursor
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from timelines.models import FanOut, InboxEntry, TimelineState
-from timelines.selectors import home_feed
+from timelines.feed import home_feed
+from timelines.models import FanOut, InboxEntry, InboxState
 
 
 def run(*args: str) -> str:
@@ -39,9 +39,9 @@ def test_rebuild_of_one_user_fills_their_inbox_and_marks_it_built(readers):
 
     assert "Rebuilt" in output and "1 inboxes" in output
     assert list(
-        InboxEntry.objects.filter(owner=unbuilt).values_list("timeline_key", flat=True)
+        InboxEntry.objects.filter(reader=unbuilt).values_list("timeline_key", flat=True)
     ) == [post.timeline_key]
-    assert TimelineState.objects.get(owner=unbuilt).built_at is not None
+    assert InboxState.objects.get(reader=unbuilt).built_at is not None
 
 
 def test_rebuild_of_an_unknown_user_is_a_clear_error(readers):
@@ -56,19 +56,18 @@ def test_dry_run_says_who_and_changes_nothing(readers):
 
     assert "Would rebuild 2 inboxes" in output  # the author and "unbuilt"
     assert "unbuilt" in output and "built," not in output
-    assert not TimelineState.objects.filter(owner=unbuilt).exists()
+    assert not InboxState.objects.filter(reader=unbuilt).exists()
 
 
 def test_missing_rebuilds_only_inboxes_not_built(readers):
     author, built, unbuilt, _ = readers
-    before = TimelineState.objects.get(owner=built).built_at
+    before = InboxState.objects.get(reader=built).built_at
 
     run("rebuild_timelines", "--missing")
 
-    assert TimelineState.objects.get(owner=built).built_at == before
+    assert InboxState.objects.get(reader=built).built_at == before
     assert (
-        TimelineState.objects.filter(owner__in=[author, unbuilt], built_at__isnull=False).count()
-        == 2
+        InboxState.objects.filter(reader__in=[author, unbuilt], built_at__isnull=False).count() == 2
     )
 
 

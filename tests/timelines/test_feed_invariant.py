@@ -34,8 +34,9 @@ from posts.services import create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unblock, unfollow, unmute
 from timelines import cache
 from timelines.cache import SENTINEL
+from timelines.feed import home_feed
 from timelines.models import InboxEntry, PullAuthor
-from timelines.selectors import home_feed, pull_reference_keys
+from timelines.reference import pull_reference_keys
 
 TABLES = [
     "accounts_user",
@@ -43,7 +44,7 @@ TABLES = [
     "relations_follower",
     "relations_followee",
     "timelines_inboxentry",
-    "timelines_timelinestate",
+    "timelines_inboxstate",
     "timelines_pullauthor",
     "timelines_fanout",
 ]
@@ -211,7 +212,7 @@ class FeedMachine(RuleBasedStateMachine):
         pulled = set(PullAuthor.objects.values_list("author_id", flat=True))
         pushed = [k for k in reference(user) if ids.author_of_timeline_key(k) not in pulled]
         inbox = list(
-            InboxEntry.objects.filter(owner_id=user).values_list("timeline_key", flat=True)
+            InboxEntry.objects.filter(reader_id=user).values_list("timeline_key", flat=True)
         )
         if pushed:
             assert inbox
@@ -236,7 +237,7 @@ class FeedMachine(RuleBasedStateMachine):
             assert walk_down(reader) == expected
             assert walk_up(reader) == expected
             inbox = list(
-                InboxEntry.objects.filter(owner_id=user_id).values_list("timeline_key", flat=True)
+                InboxEntry.objects.filter(reader_id=user_id).values_list("timeline_key", flat=True)
             )
             assert_complete_above_oldest(inbox, user_id)
             assert_complete_above_oldest(cached_keys(user_id), user_id)

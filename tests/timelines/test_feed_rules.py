@@ -13,7 +13,8 @@ from posts.services import create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unmute
 from tests.factories import UserFactory
 from timelines import pull
-from timelines.selectors import PULL_FAILED_NOTICE, home_feed, pull_reference_keys
+from timelines.feed import PULL_FAILED_NOTICE, home_feed
+from timelines.reference import pull_reference_keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,8 +11,8 @@ from accounts.models import User
 from posts.services import create_post, delete_post, repost, unlike
 from relations.services import block, follow, unfollow
 from tests.factories import UserFactory
-from timelines import notifications
 from timelines.models import Notification
+from timelines.notifications import services as notifications
 
 Kind = Notification.Kind
 
@@ -226,7 +226,7 @@ def test_the_page_is_cursor_paginated(alice_client, alice):
     assert note_ids(back) == newest_first[:30]
 
 
-@pytest.mark.parametrize("cursor", ["?before=abc", "?before=-1", "?after=1e9", "?before=1&after=2"])
+@pytest.mark.parametrize("cursor", ["?before=abc", "?before=-1", "?after=1e9", "?before=1&after=x"])
 def test_a_bad_cursor_is_a_400(alice_client, cursor):
     assert alice_client.get("/notifications/" + cursor).status_code == 400
 

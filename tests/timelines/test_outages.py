@@ -41,9 +41,10 @@ from relations.services import follow
 from tests.factories import UserFactory
 from timelines import cache
 from timelines.cache import CachedInbox
+from timelines.feed import home_feed
+from timelines.inbox import Inbox
 from timelines.models import CacheGeneration, FanOut, InboxEntry
-from timelines.selectors import home_feed, pull_reference_keys
-from timelines.services import rebuild
+from timelines.reference import pull_reference_keys
 from timelines.tasks import sweep_undelivered
 
 CLOSED_PORT = "redis://127.0.0.1:1/0"
@@ -125,7 +126,7 @@ def shown_post_ids(response) -> list[str]:
 
 
 def in_inbox(owner: User, key: str) -> bool:
-    return InboxEntry.objects.filter(owner_id=owner.pk, timeline_key=key).exists()
+    return InboxEntry.objects.filter(reader_id=owner.pk, timeline_key=key).exists()
 
 
 @pytest.mark.django_db
@@ -190,9 +191,9 @@ def test_an_inbox_rebuilt_from_several_posts_holds_their_whole_keys(alice, bob, 
     activate(bob)  # bob's inbox is not built yet: his first read rebuilds it
     keys = [publish(alice, "one"), publish(alice, "two")]
 
-    rebuild(owner_id=bob.pk)
+    Inbox(bob.pk).rebuild()
 
-    stored = InboxEntry.objects.filter(owner_id=bob.pk).values_list("timeline_key", flat=True)
+    stored = InboxEntry.objects.filter(reader_id=bob.pk).values_list("timeline_key", flat=True)
     assert sorted(stored) == sorted(keys)
     assert feed_keys(bob) == keys[::-1] == reference_keys(bob)
 

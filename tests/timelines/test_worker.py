@@ -48,8 +48,9 @@ from relations.services import follow
 from tests.factories import UserFactory
 from timelines import cache
 from timelines.cache import CachedInbox
-from timelines.models import FanOut, InboxEntry, TimelineState
-from timelines.selectors import home_feed, pull_reference_keys
+from timelines.feed import home_feed
+from timelines.models import FanOut, InboxEntry, InboxState
+from timelines.reference import pull_reference_keys
 
 pytestmark = pytest.mark.worker
 
@@ -268,9 +269,9 @@ def real_queue(transactional_db, tmp_path, _eager_celery_and_clean_cache) -> Ite
         queue.broker().flushdb()
 
 
-def cached_keys(owner_id: int) -> list[str] | None:
+def cached_keys(reader_id: int) -> list[str] | None:
     """The reader's live Redis cache (newest first), or None when it has none."""
-    return CachedInbox(owner_id, cache.generation()).older(None, 1000)
+    return CachedInbox(reader_id, cache.generation()).older(None, 1000)
 
 
 def feed_keys(reader: User) -> list[str]:
@@ -311,10 +312,10 @@ def test_a_post_made_on_the_site_reaches_every_follower_through_a_real_worker(cl
     assert "timelines.fan_out_post[" in log and "succeeded" in log
     assert "timelines.fan_out_chunk[" in log
     for follower in followers:
-        assert InboxEntry.objects.filter(owner_id=follower.pk, timeline_key=post.timeline_key)
+        assert InboxEntry.objects.filter(reader_id=follower.pk, timeline_key=post.timeline_key)
         assert cached_keys(follower.pk) == [post.timeline_key]
         assert feed_keys(follower) == [post.timeline_key] == reference_keys(follower)
-    assert not InboxEntry.objects.filter(owner_id=stranger.pk).exists()
+    assert not InboxEntry.objects.filter(reader_id=stranger.pk).exists()
     assert cached_keys(stranger.pk) == []
     assert feed_keys(stranger) == [] == reference_keys(stranger)
 
@@ -328,7 +329,7 @@ def make_followers(author: User, count: int) -> tuple[list[int], set[int]]:
     """``count`` followers of ``author`` in bulk, in follower-id (chunk) order.
 
     Every 25th is inactive (30 days away) and the next one has no kept inbox
-    (no TimelineState): neither may receive a push. Returns (all follower ids
+    (no InboxState): neither may receive a push. Returns (all follower ids
     in order, the ids of those a push must reach).
     """
     now = timezone.now()
@@ -353,7 +354,7 @@ def make_followers(author: User, count: int) -> tuple[list[int], set[int]]:
     User.objects.filter(pk=author.pk).update(followers_count=count)
     User.objects.filter(pk__in=ids).update(following_count=1)
     kept = [pk for n, pk in enumerate(ids) if n % 25 != 1]
-    TimelineState.objects.bulk_create([TimelineState(owner_id=pk, built_at=now) for pk in kept])
+    InboxState.objects.bulk_create([InboxState(reader_id=pk, built_at=now) for pk in kept])
     eligible = {pk for n, pk in enumerate(ids) if n % 25 not in (0, 1)}
     return ids, eligible
 
@@ -397,11 +398,11 @@ def test_killing_the_worker_mid_fan_out_still_delivers_every_key_exactly_once(re
     locker = psycopg.connect(real_queue.database_url.replace("postgres://", "postgresql://", 1))
     try:
         with locker.cursor() as db:
-            for owner_id in blockers:
+            for reader_id in blockers:
                 db.execute(
-                    f"INSERT INTO {InboxEntry._meta.db_table} (owner_id, timeline_key, author_id)"
+                    f"INSERT INTO {InboxEntry._meta.db_table} (reader_id, timeline_key, author_id)"
                     " VALUES (%s, %s, %s)",
-                    [owner_id, post.timeline_key, author.pk],
+                    [reader_id, post.timeline_key, author.pk],
                 )
         # The transaction stays open: those two rows are locked, not committed.
 
@@ -432,7 +433,7 @@ def test_killing_the_worker_mid_fan_out_still_delivers_every_key_exactly_once(re
     assert at_kill.finished_at is None
     assert 0 < at_kill.chunks_done < at_kill.chunks_total, "the kill was not mid fan-out"
     assert 0 < delivered_at_kill < len(eligible)
-    assert not InboxEntry.objects.filter(owner_id__in=blockers).exists()
+    assert not InboxEntry.objects.filter(reader_id__in=blockers).exists()
     # Every chunk is done, held by the dying worker, or still queued.
     assert unacked_at_kill == len(BLOCKED_CHUNKS)
     assert at_kill.chunks_done + unacked_at_kill + queued_at_kill == at_kill.chunks_total
@@ -450,12 +451,12 @@ def test_killing_the_worker_mid_fan_out_still_delivers_every_key_exactly_once(re
     assert "timelines.fan_out_chunk[" in second.log()
     rows = InboxEntry.objects.filter(timeline_key=post.timeline_key)
     assert rows.count() == len(eligible)
-    assert set(rows.values_list("owner_id", flat=True)) == eligible
-    assert not rows.values("owner_id").annotate(n=Count("*")).filter(n__gt=1).exists()
+    assert set(rows.values_list("reader_id", flat=True)) == eligible
+    assert not rows.values("reader_id").annotate(n=Count("*")).filter(n__gt=1).exists()
     fan_out = FanOut.objects.get(pk=post.pk)
     assert fan_out.chunks_done == fan_out.chunks_total
     assert fan_out.recipients == len(eligible)
-    for owner_id in warm:
-        assert cached_keys(owner_id) == [post.timeline_key], owner_id
+    for reader_id in warm:
+        assert cached_keys(reader_id) == [post.timeline_key], reader_id
     for reader in User.objects.filter(pk__in=blockers):
         assert feed_keys(reader) == [post.timeline_key] == reference_keys(reader)

@@ -8,8 +8,10 @@ from django.db.models import Q, QuerySet
 from tqdm import tqdm
 
 from accounts.models import User
-from timelines import services, tasks
-from timelines.models import TimelineState
+from timelines import tasks
+from timelines.fanout import active_since
+from timelines.inbox import Inbox
+from timelines.models import InboxState
 
 
 class Command(BaseCommand):
@@ -55,7 +57,7 @@ class Command(BaseCommand):
             if options["queue"]:
                 tasks.enqueue(tasks.rebuild, user_id)
             else:
-                pulled += services.rebuild(owner_id=user_id)
+                pulled += Inbox(user_id).rebuild()
         verb = "Queued" if options["queue"] else f"Rebuilt ({pulled} entries pulled)"
         self.stdout.write(self.style.SUCCESS(f"{verb}: {total} inboxes."))
 
@@ -71,8 +73,8 @@ class Command(BaseCommand):
             return users.order_by("pk")
         users = User.objects.order_by("pk")
         if not options["include_inactive"]:
-            users = users.filter(last_active_at__gte=services.active_since())
+            users = users.filter(last_active_at__gte=active_since())
         if options["missing"]:
-            built = TimelineState.objects.filter(built_at__isnull=False).values("owner_id")
+            built = InboxState.objects.filter(built_at__isnull=False).values("reader_id")
             users = users.exclude(pk__in=built)
         return users

@@ -1,4 +1,4 @@
-"""Notifications: someone followed you, replied to you, liked, reposted or mentioned you.
+"""Writing notifications: someone followed you, replied to you, liked, reposted or mentioned you.
 
 ``notify`` is the one way in: it inserts ignoring duplicates (the unique
 constraint ``one_notification_per_event``, so a retried task or a like,
@@ -8,17 +8,15 @@ doing of someone blocked either way.
 """
 
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import F
 from django.db.models.functions import Lower
 from django.utils import timezone
 
 from accounts.models import User
-from feed_project.pagination import BadCursor, Cursor, Page, make_page
 from posts.mentions import mentioned_usernames
 from posts.models import Post
-from relations.models import Block
-from relations.services import is_blocked_either_way
-from timelines.models import Notification
+from relations.visibility import is_blocked_either_way
+from timelines.notifications.models import Notification
 
 Kind = Notification.Kind
 
@@ -99,34 +97,3 @@ def mark_all_read(*, user: User) -> int:
         )
         User.objects.filter(pk=user.pk).update(unread_notifications=0)
     return marked
-
-
-def _check_cursor(cursor: Cursor) -> None:
-    for value in (cursor.before, cursor.after):
-        if value is not None and not (value.isascii() and value.isdigit() and len(value) < 19):
-            raise BadCursor("not a notification cursor")
-
-
-def notifications_page(*, user: User, cursor: Cursor, limit: int = 30) -> Page[Notification]:
-    """One page of ``user``'s notifications, newest first, keyset on id: one query.
-
-    Notifications from people blocked either way are left out; the actor and
-    the post come with each row.
-    """
-    _check_cursor(cursor)
-    actor = OuterRef("actor_id")
-    rows = (
-        Notification.objects.filter(recipient_id=user.pk)
-        .exclude(
-            Q(Exists(Block.objects.filter(user_id=user.pk, blocked_id=actor)))
-            | Q(Exists(Block.objects.filter(user_id=actor, blocked_id=user.pk)))
-        )
-        .select_related("actor", "post")
-    )
-    if cursor.newer_pages:
-        rows = rows.filter(id__gt=int(cursor.after)).order_by("id")
-    else:
-        if cursor.before is not None:
-            rows = rows.filter(id__lt=int(cursor.before))
-        rows = rows.order_by("-id")
-    return make_page(list(rows[: limit + 1]), cursor=cursor, limit=limit, key=lambda n: str(n.pk))

@@ -1,0 +1,90 @@
+"""Who may see whom: the one module that reads blocks, follows and mutes for a viewer.
+
+The rules (DESIGN.md), each about a viewer V and a user U:
+
+- **blocked either way**: V blocks U or U blocks V. Neither sees the other:
+  no posts, reposts of them, replies, notifications, search results, list
+  entries, follows.
+- **followed or self**: U is V, or V follows U. A home feed is made of them.
+- **muted**: V muted U. U's posts and reposts leave V's home feed.
+
+Every list asks here, in the form it needs: ``Q`` builders over any field
+that names a user (``"author_id"``, ``"repost_of__author_id"``, ``"pk"``) for
+the ORM, SQL fragments over a column for raw statements (the viewer is the
+``%(viewer)s`` parameter), and checks of one pair. Each is a primary-key
+probe of ``Block (user, blocked)``, ``Followee (user, followee)`` or
+``Mute (user, muted)``. ``tests/relations/test_visibility.py`` holds the forms
+equal. Rules about posts themselves (deleted, hidden, a repost's original)
+are built from these in ``posts.visibility``.
+"""
+
+from django.db.models import Exists, OuterRef, Q
+
+from relations.models import Block, Followee, Mute
+
+# --- the ORM form ---------------------------------------------------------------
+
+
+def blocked_either_way(viewer_id: int, user_field: str) -> Q:
+    """Rows whose ``user_field`` user blocks the viewer or is blocked by them."""
+    user = OuterRef(user_field)
+    return Q(Exists(Block.objects.filter(user_id=viewer_id, blocked_id=user))) | Q(
+        Exists(Block.objects.filter(user_id=user, blocked_id=viewer_id))
+    )
+
+
+def followed_or_self(viewer_id: int, user_field: str) -> Q:
+    """Rows whose ``user_field`` user is the viewer or someone the viewer follows."""
+    followed = Followee.objects.filter(user_id=viewer_id, followee_id=OuterRef(user_field))
+    return Q(**{user_field: viewer_id}) | Q(Exists(followed))
+
+
+def muted(viewer_id: int, user_field: str) -> Q:
+    """Rows whose ``user_field`` user the viewer muted."""
+    return Q(Exists(Mute.objects.filter(user_id=viewer_id, muted_id=OuterRef(user_field))))
+
+
+def where_viewer_stands(viewer_id: int, user_field: str = "pk") -> dict[str, Exists]:
+    """Annotations of a person row relative to the viewer: follows, blocks either way, mutes."""
+    user = OuterRef(user_field)
+    return {
+        "viewer_follows": Exists(Followee.objects.filter(user_id=viewer_id, followee_id=user)),
+        "viewer_blocks": Exists(Block.objects.filter(user_id=viewer_id, blocked_id=user)),
+        "blocks_viewer": Exists(Block.objects.filter(user_id=user, blocked_id=viewer_id)),
+        "viewer_mutes": Exists(Mute.objects.filter(user_id=viewer_id, muted_id=user)),
+    }
+
+
+# --- the SQL form: the same rules over a column, the viewer as %(viewer)s ------
+
+
+def sql_blocked_either_way(column: str) -> str:
+    block = Block._meta.db_table
+    return (
+        f"(EXISTS (SELECT 1 FROM {block} b"
+        f" WHERE b.user_id = %(viewer)s AND b.blocked_id = {column})"
+        f" OR EXISTS (SELECT 1 FROM {block} b"
+        f" WHERE b.user_id = {column} AND b.blocked_id = %(viewer)s))"
+    )
+
+
+def sql_followed_or_self(column: str) -> str:
+    followee = Followee._meta.db_table
+    return (
+        f"({column} = %(viewer)s OR EXISTS (SELECT 1 FROM {followee} f"
+        f" WHERE f.user_id = %(viewer)s AND f.followee_id = {column}))"
+    )
+
+
+def sql_muted(column: str) -> str:
+    mute = Mute._meta.db_table
+    return f"EXISTS (SELECT 1 FROM {mute} m WHERE m.user_id = %(viewer)s AND m.muted_id = {column})"
+
+
+# --- one pair ---------------------------------------------------------------------
+
+
+def is_blocked_either_way(a_id: int, b_id: int) -> bool:
+    return Block.objects.filter(
+        Q(user_id=a_id, blocked_id=b_id) | Q(user_id=b_id, blocked_id=a_id)
+    ).exists()

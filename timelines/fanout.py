@@ -1,0 +1,215 @@
+"""Fan-out: push a post into its author's followers' inboxes, or take it back out.
+
+Delivery is planned, then done chunk by chunk: ``plan_fan_out`` decides push
+or pull (big accounts are pulled at read time) and cuts the followers into
+chunks of FEED_FANOUT_CHUNK by follower id; ``deliver_chunk`` writes one chunk
+with one statement. A deleted post is taken out the same way
+(``plan_removal``, ``remove_chunk``). Each step is idempotent, so tasks may
+run twice. The outbox row (``FanOut``) written with the post lets the sweeper
+find deliveries that never finished (``undelivered_posts``).
+"""
+
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Case, F, Value, When
+from django.utils import timezone
+
+from accounts.models import User
+from posts.models import Post
+from relations.models import Follower
+from timelines import inbox
+from timelines.inbox import Inbox
+from timelines.models import FanOut, InboxEntry, InboxState, PullAuthor
+
+
+def active_since(now: datetime | None = None) -> datetime:
+    """Readers last seen before this are offline: nothing is pushed to them."""
+    return (now or timezone.now()) - timedelta(days=settings.FEED_INACTIVE_DAYS)
+
+
+def is_big(author: User) -> bool:
+    return author.followers_count >= settings.FEED_BIG_ACCOUNT_FOLLOWERS
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Followers of one author with ids in (after, upto]."""
+
+    after: int
+    upto: int
+
+
+def follower_chunks(author_id: int) -> list[Chunk]:
+    """Keyset walk over Follower(user=author) by follower id, FEED_FANOUT_CHUNK a chunk."""
+    size = settings.FEED_FANOUT_CHUNK
+    chunks, after = [], 0
+    followers = Follower.objects.filter(user_id=author_id).order_by("follower_id")
+    while True:
+        batch = list(
+            followers.filter(follower_id__gt=after).values_list("follower_id", flat=True)[:size]
+        )
+        if not batch:
+            return chunks
+        chunks.append(Chunk(after=after, upto=batch[-1]))
+        after = batch[-1]
+
+
+# --- delivering a post ------------------------------------------------------------
+
+
+def record_fan_out(post_id: str) -> None:
+    """The outbox row, written in the post's own transaction."""
+    FanOut.objects.create(post_id=post_id, created_at=timezone.now())
+
+
+def plan_fan_out(*, post_id: str) -> list[Chunk]:
+    """Start delivering a post: decide push or pull, and cut the followers into chunks.
+
+    Safe to run twice: the chunks are the same, and each chunk's write is
+    idempotent.
+    """
+    post = Post.objects.select_related("author").filter(pk=post_id).first()
+    if post is None:
+        return []
+    now = timezone.now()
+    FanOut.objects.get_or_create(post_id=post_id, defaults={"created_at": now})
+    if post.is_deleted:
+        _finish(post_id, now)
+        return []
+    if is_big(post.author):
+        PullAuthor.objects.get_or_create(author_id=post.author_id, defaults={"since": now})
+        FanOut.objects.filter(pk=post_id).update(mode=FanOut.Mode.PULL, started_at=now)
+        _finish(post_id, now)
+        return []
+    # The author sees their own post at once, whatever their activity.
+    own = Inbox(post.author_id)
+    if own.is_kept():
+        own.push([(post.timeline_key, post.author_id)])
+    chunks = follower_chunks(post.author_id)
+    FanOut.objects.filter(pk=post_id).update(
+        mode=FanOut.Mode.PUSH,
+        started_at=now,
+        chunks_total=len(chunks),
+        chunks_done=0,
+        recipients=0,
+    )
+    if not chunks:
+        _finish(post_id, now)
+    return chunks
+
+
+_PUSH_CHUNK_SQL = """
+INSERT INTO {inbox} (reader_id, timeline_key, author_id)
+SELECT f.follower_id, %(key)s, %(author)s
+FROM {follower} f
+JOIN {user} u ON u.id = f.follower_id
+JOIN {state} s ON s.reader_id = f.follower_id
+WHERE f.user_id = %(author)s AND f.follower_id > %(after)s AND f.follower_id <= %(upto)s
+  AND u.last_active_at >= %(active_since)s
+  -- The same range on the joined keys lets the planner range-scan them too,
+  -- instead of hashing every state row for each chunk.
+  AND u.id > %(after)s AND u.id <= %(upto)s
+  AND s.reader_id > %(after)s AND s.reader_id <= %(upto)s
+ON CONFLICT (reader_id, timeline_key) DO UPDATE SET author_id = excluded.author_id
+RETURNING reader_id
+"""
+
+
+def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
+    """Push one post into the inboxes of one chunk of its author's followers.
+
+    One INSERT ... SELECT for the whole chunk: followers active within
+    FEED_INACTIVE_DAYS whose inbox is kept. ON CONFLICT DO UPDATE (not DO
+    NOTHING) so that a retry still returns every recipient and the cache
+    push reaches them all. Returns the number of recipients.
+    """
+    post = Post.objects.filter(pk=post_id).values("timeline_key", "author_id", "deleted_at").first()
+    if post is None or post["deleted_at"] is not None:
+        _chunk_done(post_id, 0)
+        return 0
+    sql = _PUSH_CHUNK_SQL.format(
+        inbox=InboxEntry._meta.db_table,
+        follower=Follower._meta.db_table,
+        user=User._meta.db_table,
+        state=InboxState._meta.db_table,
+    )
+    params = {
+        "key": post["timeline_key"],
+        "author": post["author_id"],
+        "after": chunk.after,
+        "upto": chunk.upto,
+        "active_since": active_since(),
+    }
+    with transaction.atomic(), connection.cursor() as db:
+        db.execute(sql, params)
+        readers = [row[0] for row in db.fetchall()]
+    inbox.pushed(readers, post["timeline_key"])
+    if zlib.crc32(post_id.encode()) % settings.FEED_TRIM_EVERY == 0:
+        inbox.trim(readers)
+    _chunk_done(post_id, len(readers))
+    return len(readers)
+
+
+def _chunk_done(post_id: str, recipients: int) -> None:
+    # One statement: every chunk of a post updates this row, so keep it short.
+    # SET expressions see the row before the update, hence "+ 1 >=".
+    FanOut.objects.filter(pk=post_id).update(
+        chunks_done=F("chunks_done") + 1,
+        recipients=F("recipients") + recipients,
+        finished_at=Case(
+            When(
+                finished_at__isnull=True,
+                chunks_done__gte=F("chunks_total") - 1,
+                then=Value(timezone.now()),
+            ),
+            default=F("finished_at"),
+        ),
+    )
+
+
+def _finish(post_id: str, now: datetime) -> None:
+    FanOut.objects.filter(pk=post_id, finished_at__isnull=True).update(finished_at=now)
+
+
+def undelivered_posts(*, older_than: timedelta) -> list[str]:
+    """Posts whose fan-out did not finish in time: their task was lost or failed."""
+    cutoff = timezone.now() - older_than
+    return list(
+        FanOut.objects.filter(finished_at__isnull=True, created_at__lt=cutoff)
+        .order_by("created_at")
+        .values_list("post_id", flat=True)[:1000]
+    )
+
+
+# --- taking a deleted post back out ---------------------------------------------
+
+
+def plan_removal(*, post_id: str) -> list[Chunk]:
+    """After a delete: clean the author's own inbox now, and plan the followers' chunks.
+
+    Readers never see the post meanwhile (the read joins to live posts); this
+    only keeps the inboxes tidy.
+    """
+    post = Post.objects.filter(pk=post_id).values("timeline_key", "author_id").first()
+    if post is None:
+        return []
+    inbox.remove_key([post["author_id"]], post["timeline_key"])
+    return follower_chunks(post["author_id"])
+
+
+def remove_chunk(*, post_id: str, chunk: Chunk) -> None:
+    """Clean a deleted post's key out of one chunk of inboxes, filtered by reader
+    (the shard key), like every query."""
+    post = Post.objects.filter(pk=post_id).values("timeline_key", "author_id").first()
+    if post is None:
+        return
+    readers = list(
+        Follower.objects.filter(
+            user_id=post["author_id"], follower_id__gt=chunk.after, follower_id__lte=chunk.upto
+        ).values_list("follower_id", flat=True)
+    )
+    inbox.remove_key(readers, post["timeline_key"])

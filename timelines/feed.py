@@ -1,0 +1,149 @@
+"""The home feed: inbox, plus big accounts pulled at read time, plus pull below the inbox.
+
+``home_feed`` is what the home page shows, newest first, one cursor page at a
+time; ``new_entries_count`` is the "N new posts" notice.
+"""
+
+import logging
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Q
+
+from accounts.models import User
+from feed_project.pagination import Cursor, Page, make_page
+from relations.models import Followee
+from timelines import inbox, pull
+from timelines.entries import FeedItem, hydrate
+from timelines.inbox import Inbox
+from timelines.models import PullAuthor
+
+logger = logging.getLogger(__name__)
+
+PULL_FAILED_NOTICE = "Some posts from popular accounts may be missing; try again in a moment."
+# A page reads keys WINDOW_FACTOR times its size; when even that many come
+# back mostly dropped, it reads on, each window twice the last, at most
+# MAX_WINDOWS times before it settles for what it has.
+WINDOW_FACTOR = 3
+MAX_WINDOWS = 8
+NEW_ENTRIES_CAP = 99
+
+
+def page_size(limit: int | None) -> int:
+    if limit is None:
+        return settings.FEED_PAGE_SIZE
+    return max(1, min(limit, settings.FEED_MAX_PAGE_SIZE))
+
+
+def _with_timeout(query, *args, **kwargs) -> list[str] | None:
+    """Run a pull that must never block the page (seed 002): None if it fails."""
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as db:
+                    db.execute(
+                        "SELECT set_config('statement_timeout', %s, true)",
+                        [str(settings.FEED_PULL_TIMEOUT_MS)],
+                    )
+            return query(*args, **kwargs)
+    except DatabaseError:
+        logger.exception("pull of big accounts failed")
+        return None
+
+
+def _pulled_authors(reader_id: int) -> list[int]:
+    """The pull-delivered authors among the reader's followees and the reader."""
+    followees = Followee.objects.filter(user_id=reader_id).values("followee_id")
+    return list(
+        PullAuthor.objects.filter(Q(author_id__in=followees) | Q(author_id=reader_id)).values_list(
+            "author_id", flat=True
+        )
+    )
+
+
+def _window(
+    *,
+    reader_id: int,
+    source: Inbox,
+    pulled: list[int],
+    cursor: Cursor,
+    limit: int,
+    notices: list[str],
+) -> list[str]:
+    """``limit`` keys from the cursor on, in scan order, from every source."""
+    if cursor.newer_pages:
+        keys, covered = source.newer(cursor.after, limit)
+        if not covered:  # the cursor is below the inbox: pull the whole window
+            keys = pull.reader_keys(reader_id=reader_id, cursor=cursor, limit=limit)
+    else:
+        keys = source.older(cursor.before, limit)
+        reached_after = cursor.after is not None and bool(keys) and keys[-1] <= cursor.after
+        if cursor.after is not None:
+            keys = [key for key in keys if key > cursor.after]
+        if len(keys) < limit and not reached_after:
+            # Ran past the inbox's oldest entry: pull the rest.
+            below = Cursor(before=keys[-1] if keys else cursor.before, after=cursor.after)
+            keys += pull.reader_keys(reader_id=reader_id, cursor=below, limit=limit - len(keys))
+    if pulled:
+        extra = _with_timeout(pull.merged, pulled, cursor=cursor, limit=limit)
+        if extra is None:
+            if PULL_FAILED_NOTICE not in notices:
+                notices.append(PULL_FAILED_NOTICE)
+        else:
+            keys = sorted({*keys, *extra}, reverse=not cursor.newer_pages)[:limit]
+    return keys
+
+
+def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page[FeedItem]:
+    """One page of the reader's home feed, newest first.
+
+    Its first step builds the reader's inbox when it is not built (a write,
+    named as one: ``inbox.open_built``); the rest reads.
+    """
+    limit = page_size(limit)
+    opened = inbox.open_built(reader.pk)
+    pulled = _pulled_authors(reader.pk) if opened.follows_pulled else []
+    notices: list[str] = []
+    items: list[FeedItem] = []
+    window = cursor
+    # Keys are read WINDOW_FACTOR times wider than the page: the feed drops
+    # some (a post shown at a newer repost, a deletion or an unfollow not yet
+    # cleaned out), and the entries query keeps only the page's worth.
+    size = WINDOW_FACTOR * (limit + 1)
+    for _ in range(MAX_WINDOWS):
+        keys = _window(
+            reader_id=reader.pk,
+            source=opened.inbox,
+            pulled=pulled,
+            cursor=window,
+            limit=size,
+            notices=notices,
+        )
+        items += hydrate(
+            keys,
+            reader_id=reader.pk,
+            limit=limit + 1 - len(items),
+            ascending=cursor.newer_pages,
+        )
+        if len(items) > limit or len(keys) < size:
+            break
+        # More than the page's worth of keys were dropped: read on, wider.
+        if cursor.newer_pages:
+            window = Cursor(after=keys[-1])
+        else:
+            window = Cursor(before=keys[-1], after=cursor.after)
+        size *= 2
+    page = make_page(items, cursor=cursor, limit=limit, key=lambda item: item.key)
+    page.notices = notices
+    return page
+
+
+def new_entries_count(*, reader_id: int, after: str) -> int:
+    """About how many entries arrived above ``after``: the "N new posts" notice.
+
+    One sorted-set count in Redis, or one bounded index scan of the inbox,
+    never a feed computation: thousands of open tabs poll this (seed 002's
+    query storm). It counts inbox entries, so posts of big accounts (pulled at
+    read time) show up on the next load rather than in the notice.
+    """
+    return Inbox(reader_id).count_newer(after, NEW_ENTRIES_CAP)

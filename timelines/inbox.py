@@ -1,0 +1,296 @@
+"""A reader's inbox: the PostgreSQL table of timeline keys and its Redis cache, one owner.
+
+Seed 002's sync store. Everything that reads or writes an inbox comes through
+here (Mastodon's FeedManager owns "a feed" the same way); ``timelines.cache``
+is the Redis adapter beneath.
+
+- **The cap** (``Inbox.cap``, FEED_INBOX_CAP): the table is trimmed to it, the
+  cache trims itself to it, a rebuild writes no more than it.
+- **Complete above its oldest entry**: every pushed post newer than the
+  oldest entry is there. Reads below it fall back to pull (``timelines.feed``).
+- **Kept** (an ``InboxState`` row): fan-out pushes only to kept inboxes.
+  **Built** (``built_at`` set): reads trust it; otherwise it is rebuilt first.
+- Every write goes to the table first and to the cache after (the module
+  docstring of ``timelines.cache`` says why that order is safe).
+"""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from feed_project.pagination import Cursor
+from relations.models import Followee
+from relations.selectors import followee_ids, is_following
+from timelines import cache, pull
+from timelines.cache import CachedInbox
+from timelines.models import CacheGeneration, InboxEntry, InboxState, PullAuthor
+
+
+def cap() -> int:
+    """Entries kept per inbox and per cached inbox (Weibo keeps 450, Mastodon 800)."""
+    return settings.FEED_INBOX_CAP
+
+
+class Inbox:
+    """One reader's inbox: reads from the cache when it has it, else the table."""
+
+    def __init__(self, reader_id: int, generation: int | None = None) -> None:
+        self.reader_id = reader_id
+        self._generation = generation
+        self._rows: list[str] | None = None  # the table's keys, newest first, once read
+
+    @property
+    def cap(self) -> int:
+        return cap()
+
+    # --- state ----------------------------------------------------------------
+
+    def is_kept(self) -> bool:
+        return InboxState.objects.filter(reader_id=self.reader_id).exists()
+
+    def mark_stale(self) -> None:
+        """The reader may have missed pushes: rebuild before the next read."""
+        InboxState.objects.filter(reader_id=self.reader_id).update(built_at=None)
+
+    # --- writes ---------------------------------------------------------------
+
+    def push(self, entries: list[tuple[str, int]]) -> None:
+        """Add (timeline key, author id) entries to this kept inbox, then its cache."""
+        if entries:
+            _insert(self.reader_id, entries)
+            cache.push([self.reader_id], [key for key, _ in entries], cap=self.cap)
+
+    def oldest_key(self) -> str | None:
+        return (
+            InboxEntry.objects.filter(reader_id=self.reader_id)
+            .order_by("timeline_key")
+            .values_list("timeline_key", flat=True)
+            .first()
+        )
+
+    def add_author(self, author_id: int) -> None:
+        """After a follow (or unmute): the author's posts newer than the oldest entry.
+
+        Then trim, so the inbox is again complete above its oldest entry (the
+        author may have more posts in that span than the cap holds).
+        """
+        if not self.is_kept() or PullAuthor.objects.filter(author_id=author_id).exists():
+            return  # rebuilt on the next read, or merged in at read time
+        if not is_following(follower_id=self.reader_id, followee_id=author_id):
+            return  # unfollowed (or unmuted someone not followed) since
+        floor = self.oldest_key()
+        if floor is None:
+            # Nothing to say where "complete" starts (other followees' posts may
+            # be missing too): rebuild rather than leave the reader on pull.
+            self.rebuild()
+            return
+        rows = pull.nearest_by_author([author_id], cursor=Cursor(after=floor), per_author=self.cap)
+        self.push(rows)
+        trim([self.reader_id])
+
+    def remove_author(self, author_id: int) -> None:
+        """After an unfollow or a mute: the author's entries leave the inbox and its cache."""
+        InboxEntry.objects.filter(reader_id=self.reader_id, author_id=author_id).delete()
+        cache.remove_author(self.reader_id, author_id)
+
+    def rebuild(self) -> int:
+        """Rebuild by a bounded pull; returns the number of entries pulled.
+
+        1. The state row is committed first, so fan-outs running from now on
+           push to this inbox; a post committed during the rebuild is either
+           pulled or pushed.
+        2. The newest FEED_REBUILD_PER_AUTHOR posts of each followee (and the
+           reader's own) are inserted. Where an author had more, the inbox is
+           complete only above that author's oldest pulled key, so entries
+           below the highest such key are deleted: the inbox is again complete
+           above its oldest entry.
+        3. Trim to the cap, mark built, and drop the cache (the next read refills).
+        """
+        reader_id = self.reader_id
+        InboxState.objects.update_or_create(reader_id=reader_id, defaults={"built_at": None})
+        pulled_authors = set(PullAuthor.objects.values_list("author_id", flat=True))
+        authors = [a for a in [*followee_ids(reader_id), reader_id] if a not in pulled_authors]
+        per_author = settings.FEED_REBUILD_PER_AUTHOR
+        rows = pull.nearest_by_author(authors, cursor=Cursor(), per_author=per_author)
+        kept, cut_off = _rebuild_entries(rows, per_author=per_author, cap=self.cap)
+        with transaction.atomic():
+            _insert(reader_id, kept)
+            if cut_off:
+                # Below the oldest kept key the pull was cut off (by an author or
+                # by the cap): entries from before the rebuild there may have gaps.
+                InboxEntry.objects.filter(
+                    reader_id=reader_id, timeline_key__lt=kept[-1][0]
+                ).delete()
+        trim([reader_id])
+        InboxState.objects.filter(reader_id=reader_id).update(built_at=timezone.now())
+        cache.drop(reader_id)
+        return len(rows)
+
+    # --- reads ----------------------------------------------------------------
+
+    @property
+    def cached(self) -> CachedInbox:
+        if self._generation is None:
+            self._generation = cache.generation()
+        return CachedInbox(self.reader_id, self._generation)
+
+    def _table(self) -> list[str]:
+        """The whole inbox from the table, newest first; fills the cache on the way."""
+        if self._rows is None:
+            cached = self.cached
+            token = cached.begin_fill()
+            self._rows = list(
+                InboxEntry.objects.filter(reader_id=self.reader_id)
+                .order_by("-timeline_key")
+                .values_list("timeline_key", flat=True)[: self.cap]
+            )
+            if token is not None:
+                cached.finish_fill(token, self._rows)
+        return self._rows
+
+    def older(self, before: str | None, limit: int) -> list[str]:
+        """Up to ``limit`` keys below ``before`` (or the newest), newest first."""
+        keys = self.cached.older(before, limit)
+        if keys is not None:
+            return keys
+        rows = self._table()
+        return [key for key in rows if before is None or key < before][:limit]
+
+    def newer(self, after: str, limit: int) -> tuple[list[str], bool]:
+        """Up to ``limit`` keys above ``after``, oldest first, and whether the inbox
+        reaches down to ``after`` (so nothing between is missing)."""
+        result = self.cached.newer(after, limit)
+        if result is not None:
+            return result
+        rows = self._table()
+        above = [key for key in reversed(rows) if key > after][:limit]
+        return above, bool(rows) and rows[-1] <= after
+
+    def count_newer(self, after: str, most: int) -> int:
+        """About how many entries lie above ``after``, at most ``most``: one sorted-set
+        count in Redis, or one bounded index scan of the table."""
+        count = self.cached.count_newer(after, most)
+        if count is not None:
+            return count
+        return InboxEntry.objects.filter(reader_id=self.reader_id, timeline_key__gt=after)[
+            :most
+        ].count()
+
+
+@dataclass(frozen=True)
+class OpenInbox:
+    """A built inbox ready to read, and whether its reader follows any pulled author."""
+
+    inbox: Inbox
+    follows_pulled: bool
+
+
+_STATE_SQL = """
+SELECT s.built_at,
+  (SELECT g.value FROM {generation} g WHERE g.id = 1),
+  EXISTS (SELECT 1 FROM {pull} pa WHERE pa.author_id = %(reader)s OR pa.author_id IN (
+            SELECT f.followee_id FROM {followee} f WHERE f.user_id = %(reader)s))
+FROM {state} s WHERE s.reader_id = %(reader)s
+"""
+
+
+def _read_state(reader_id: int) -> OpenInbox | None:
+    """One query for what every page needs before it reads keys; None unless built."""
+    sql = _STATE_SQL.format(
+        generation=CacheGeneration._meta.db_table,
+        pull=PullAuthor._meta.db_table,
+        followee=Followee._meta.db_table,
+        state=InboxState._meta.db_table,
+    )
+    with connection.cursor() as db:
+        db.execute(sql, {"reader": reader_id})
+        row = db.fetchone()
+    if row is None or row[0] is None:
+        return None
+    return OpenInbox(Inbox(reader_id, generation=row[1] or 0), follows_pulled=bool(row[2]))
+
+
+def open_built(reader_id: int) -> OpenInbox:
+    """The reader's inbox, built first when it is not (never visited, or back after
+    missing pushes): the step a home page takes before it reads."""
+    opened = _read_state(reader_id)
+    if opened is None:
+        Inbox(reader_id).rebuild()
+        opened = _read_state(reader_id)
+    assert opened is not None  # the rebuild has just marked it built
+    return opened
+
+
+# --- many inboxes at once (fan-out, deletes) --------------------------------------
+
+
+def _insert(reader_id: int, entries: list[tuple[str, int]]) -> None:
+    InboxEntry.objects.bulk_create(
+        [InboxEntry(reader_id=reader_id, timeline_key=key, author_id=a) for key, a in entries],
+        ignore_conflicts=True,
+    )
+
+
+def _rebuild_entries(
+    rows: list[tuple[str, int]], *, per_author: int, cap: int
+) -> tuple[list[tuple[str, int]], bool]:
+    """What a rebuild writes: the newest ``cap`` pulled entries at or above the floor,
+    newest first, and whether the pull was cut off below them."""
+    count: dict[int, int] = {}
+    oldest: dict[int, str] = {}
+    for key, author_id in rows:
+        count[author_id] = count.get(author_id, 0) + 1
+        oldest[author_id] = min(key, oldest.get(author_id, key))
+    # Authors who returned per_author posts may have older ones: below the
+    # highest of their oldest pulled keys, the pull is not complete.
+    floor = max((oldest[a] for a, n in count.items() if n >= per_author), default="")
+    # Only what the capped inbox keeps is written: the rest would be trimmed at once.
+    kept = sorted((row for row in rows if row[0] >= floor), reverse=True)[:cap]
+    return kept, bool(kept) and (bool(floor) or len(kept) == cap)
+
+
+def pushed(reader_ids: list[int], key: str) -> None:
+    """The table rows of ``key`` went into these inboxes (fan-out's one statement):
+    now their live caches."""
+    cache.push(reader_ids, [key], cap=cap())
+
+
+def remove_key(reader_ids: list[int], key: str) -> None:
+    """A deleted post's key leaves these inboxes and their caches."""
+    InboxEntry.objects.filter(reader_id__in=reader_ids, timeline_key=key).delete()
+    cache.remove(reader_ids, [key])
+
+
+_TRIM_SQL = """
+DELETE FROM {inbox} i USING (
+    SELECT r.id AS reader_id, t.timeline_key AS floor
+    FROM unnest(%(readers)s::bigint[]) AS r(id)
+    CROSS JOIN LATERAL (
+        SELECT timeline_key FROM {inbox}
+        WHERE reader_id = r.id ORDER BY timeline_key DESC OFFSET %(cap)s LIMIT 1
+    ) t
+) d
+WHERE i.reader_id = d.reader_id AND i.timeline_key <= d.floor
+"""
+
+
+def trim(reader_ids: list[int]) -> None:
+    """Keep the newest ``cap()`` entries of each inbox."""
+    if not reader_ids:
+        return
+    if connection.vendor == "postgresql":
+        with connection.cursor() as db:
+            db.execute(
+                _TRIM_SQL.format(inbox=InboxEntry._meta.db_table),
+                {"readers": list(reader_ids), "cap": cap()},
+            )
+        return
+    for reader_id in reader_ids:
+        entries = InboxEntry.objects.filter(reader_id=reader_id)
+        floor = entries.order_by("-timeline_key").values_list("timeline_key", flat=True)[
+            cap() : cap() + 1
+        ]
+        if floor:
+            entries.filter(timeline_key__lte=floor[0]).delete()

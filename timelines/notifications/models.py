@@ -1,0 +1,43 @@
+"""A user's notifications: someone followed, replied, liked, reposted or mentioned them."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Notification(models.Model):
+    """Something that happened to a user: a follow, a reply, a like, a repost, a mention."""
+
+    class Kind(models.TextChoices):
+        FOLLOW = "follow"
+        REPLY = "reply"
+        LIKE = "like"
+        REPOST = "repost"
+        MENTION = "mention"
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    kind = models.CharField(max_length=7, choices=Kind.choices)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    post = models.ForeignKey(
+        "posts.Post", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # The notifications page: one recipient, newest first, keyset on id.
+            models.Index(fields=["recipient", "-id"], name="notification_list_idx"),
+        ]
+        constraints = [
+            # A double click or a retried task does not notify twice.
+            models.UniqueConstraint(
+                fields=["recipient", "kind", "actor", "post"],
+                name="one_notification_per_event",
+                nulls_distinct=False,
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} for {self.recipient_id}"
