@@ -80,6 +80,20 @@ def walk_up(reader: User) -> list[str]:
     raise AssertionError("paging did not end")
 
 
+def walk_between(reader: User, expected: list[str]) -> list[str]:
+    """Between the newest and the oldest entry (a two-ended cursor), through rel=next."""
+    if len(expected) < 2:
+        return expected[1:-1]
+    keys, cursor = [], Cursor(before=expected[0], after=expected[-1])
+    for _ in range(500):
+        page = home_feed(reader=reader, cursor=cursor, limit=PAGE)
+        keys += [item.key for item in page.items]
+        if page.older is None:
+            return keys
+        cursor = Cursor(before=page.older, after=expected[-1])
+    raise AssertionError("paging did not end")
+
+
 def assert_complete_above_oldest(stored: list[str], reader_id: int) -> None:
     """The engine's own invariant, for the table and for the cache alike.
 
@@ -236,6 +250,7 @@ class FeedMachine(RuleBasedStateMachine):
             expected = reference(user_id)
             assert walk_down(reader) == expected
             assert walk_up(reader) == expected
+            assert walk_between(reader, expected) == expected[1:-1]
             inbox = list(
                 InboxEntry.objects.filter(reader_id=user_id).values_list("timeline_key", flat=True)
             )

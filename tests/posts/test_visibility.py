@@ -1,0 +1,93 @@
+"""The home-feed rule in its two dialects (the reference's Q, the entries statement's SQL)
+picks the same posts, over any posts, reposts, deletions, hides, follows, mutes and blocks."""
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from posts import ids, visibility
+from posts.models import Post
+from relations.models import Block, Followee, Mute
+from tests.factories import UserFactory
+
+PEOPLE = 3
+pairs = st.sets(
+    st.tuples(st.integers(0, PEOPLE - 1), st.integers(0, PEOPLE - 1)).filter(lambda p: p[0] != p[1])
+)
+# A post: its author, the earlier post it reposts (if any), deleted, hidden.
+posts = st.lists(
+    st.tuples(
+        st.integers(0, PEOPLE - 1), st.none() | st.integers(0, 10), st.booleans(), st.booleans()
+    ),
+    max_size=8,
+)
+
+
+@pytest.fixture
+def people(db) -> list[int]:
+    return [UserFactory().pk for _ in range(PEOPLE)]
+
+
+def by_sql(where: str, viewer_id: int, alias: str = "p") -> set[str]:
+    table = Post._meta.db_table
+    with connection.cursor() as db:
+        db.execute(
+            f"SELECT {alias}.id FROM {table} {alias} LEFT JOIN {table} o"
+            f" ON o.id = {alias}.repost_of_id WHERE {where}",
+            {"viewer": viewer_id},
+        )
+        return {row[0] for row in db.fetchall()}
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    drawn=posts, blocks=pairs, follows=pairs, mutes=pairs, viewer=st.integers(0, PEOPLE - 1)
+)
+def test_the_feed_rule_picks_the_same_posts_in_both_dialects(
+    people, drawn, blocks, follows, mutes, viewer
+):
+    for model in (Post, Block, Followee, Mute):
+        model.objects.all().delete()
+    now = timezone.now()
+    originals: list[str] = []
+    live_reposts: set[tuple[int, str]] = set()  # one live repost per author and original
+    for n, (author, repost_of, deleted, hidden) in enumerate(drawn):
+        post_id = ids.make_post_id(ids.KeyParts(time=n, author=people[author], seq=0))
+        original = originals[repost_of % len(originals)] if originals and repost_of else None
+        if original is not None and not deleted:
+            if (author, original) in live_reposts:
+                original = None
+            else:
+                live_reposts.add((author, original))
+        Post.objects.create(
+            id=post_id,
+            timeline_key=ids.post_id_to_timeline_key(post_id),
+            author_id=people[author],
+            repost_of_id=original,
+            deleted_at=now if deleted else None,
+            hidden_at=now if hidden else None,
+        )
+        if original is None:
+            originals.append(post_id)
+    for model, field, drawn_pairs in (
+        (Block, "blocked_id", blocks),
+        (Followee, "followee_id", follows),
+        (Mute, "muted_id", mutes),
+    ):
+        model.objects.bulk_create(
+            model(user_id=people[a], created_at=now, **{field: people[b]}) for a, b in drawn_pairs
+        )
+    me = people[viewer]
+
+    in_feed = set(Post.objects.filter(visibility.in_home_feed(me)).values_list("pk", flat=True))
+    assert in_feed == by_sql(visibility.sql_in_home_feed("p", "o"), me)
+    shown_reposts = set(
+        Post.objects.filter(visibility.reposts_shown_to(me)).values_list("pk", flat=True)
+    )
+    assert shown_reposts == by_sql(visibility.sql_shown_repost_of("p"), me)
