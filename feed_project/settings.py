@@ -76,6 +76,8 @@ INSTALLED_APPS = [
     "relations.apps.RelationsConfig",
     "posts.apps.PostsConfig",
     "timelines.apps.TimelinesConfig",
+    # Dev tools last: they import the product, never the reverse.
+    "bench.apps.BenchConfig",
 ]
 
 MIDDLEWARE = [
@@ -249,6 +251,7 @@ LOGGING = {
 # SQLite cannot make Notification's NULLS NOT DISTINCT constraint; there
 # timelines.notifications checks for a duplicate itself (PostgreSQL enforces it).
 SILENCED_SYSTEM_CHECKS = ["models.W047"]
+
 
 # --- Rate limits and Content-Security-Policy (feed_project/ratelimits.py) -----
 # Each limited action has a per-user and a per-IP rate, "COUNT/PERIOD" with
