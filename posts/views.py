@@ -11,9 +11,10 @@ from django.views.decorators.http import require_POST, require_safe
 from feed_project.http import safe_next
 from feed_project.pagination import BadCursor, Cursor
 from feed_project.ratelimits import ratelimit
-from posts import moderation, selectors, services
+from posts import selectors, services
 from posts.forms import PostForm
 from posts.models import Post
+from posts.moderation import services as moderation
 from relations.services import is_blocked_either_way
 
 

@@ -1,24 +1,11 @@
-"""Everything under ``/@<username>/``, included at the site root."""
+"""Everything under ``/@<username>/``, at the site root, but ``posts:report_user``.
 
-from django.urls import path, register_converter
+The ``<username:...>`` converter is registered by ``accounts.apps``.
+"""
 
-from posts.moderation_views import report_user
+from django.urls import path
+
 from relations import views
-
-
-class UsernameConverter:
-    """The characters a username may have (accounts.models.username_validator)."""
-
-    regex = "[A-Za-z0-9_]+"
-
-    def to_python(self, value: str) -> str:
-        return value
-
-    def to_url(self, value: str) -> str:
-        return value
-
-
-register_converter(UsernameConverter, "username")
 
 app_name = "relations"
 
@@ -32,5 +19,4 @@ urlpatterns = [
     path("@<username:username>/unblock/", views.unblock, name="unblock"),
     path("@<username:username>/mute/", views.mute, name="mute"),
     path("@<username:username>/unmute/", views.unmute, name="unmute"),
-    path("@<username:username>/report/", report_user, name="report"),
 ]

@@ -378,7 +378,7 @@ def test_actions_on_someone_elses_post(cast, action, which, extra):
     extra=st.fixed_dictionaries({}, optional={"next": nasty_text, "user": nasty_text}),
 )
 def test_reporting_a_profile(cast, reason, extra):
-    url = _url("relations:report", "alice")
+    url = _url("posts:report_user", "alice")
     if url is None:
         return
     before = _rows()
@@ -405,7 +405,7 @@ def test_a_next_field_that_is_not_a_path_is_not_a_500(cast, view, next_url):
         "unfollow": "/@alice/unfollow/",
         "delete": f"/posts/{own.pk}/delete/",
         "report_post": _url("posts:report", cast["posts"][0].pk),
-        "report_user": _url("relations:report", "alice"),
+        "report_user": _url("posts:report_user", "alice"),
     }[view]
     assert url is not None, f"{view} has no URL"
     client = cast["client"]

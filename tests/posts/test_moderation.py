@@ -4,8 +4,8 @@ import pytest
 from django.contrib.auth.models import Permission
 
 from feed_project.pagination import Cursor
-from posts import moderation
 from posts.models import ModerationLog, Post, Report
+from posts.moderation import services as moderation
 from posts.search import search
 from posts.services import create_post, delete_post
 from tests.conftest import PASSWORD

@@ -11,7 +11,8 @@ from django.views.decorators.http import require_POST
 
 from accounts.models import User
 from feed_project.http import redirect_back
-from posts import moderation, selectors
+from posts import selectors
+from posts.moderation import services as moderation
 
 THANKS = "Thanks, a moderator will look at it."
 
