@@ -1,21 +1,18 @@
-"""Admin for accounts: moderators find people, edit profiles, suspend accounts.
+"""Admin for accounts: moderators find people and edit profiles.
 
-Suspending and unsuspending are bulk actions for staff with the
-``posts.moderate`` permission; they go through ``posts.moderation``, which
-hides (or brings back) the user's posts and logs the action.
+Apps above extend this ``UserAdmin`` and register their subclass in its
+place: ``relations.admin`` adds the follow graph, ``posts.moderation.admin``
+the suspend and unsuspend actions. This module imports no app above accounts.
 """
 
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.auth import admin as auth_admin
 from django.contrib.auth import forms as auth_forms
-from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts.models import User
-from posts import moderation
-from posts.admin import is_moderator
 
 COUNTERS = ("followers_count", "following_count", "posts_count")
 
@@ -58,30 +55,6 @@ class UserAdmin(auth_admin.UserAdmin):
         ),
         ("Activity", {"fields": ("last_active_at", "last_login", "date_joined")}),
     )
-
-    actions = ("suspend_users", "unsuspend_users")
-
-    def has_moderate_permission(self, request: HttpRequest) -> bool:
-        return is_moderator(request)
-
-    @admin.action(
-        description="Suspend selected users (no log-in, posts hidden)", permissions=["moderate"]
-    )
-    def suspend_users(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
-        # A moderator suspending themselves would lock the queue's last worker out.
-        users = queryset.exclude(pk=request.user.pk)
-        done = sum(moderation.suspend_user(moderator=request.user, user=user) for user in users)
-        self.message_user(request, f"Suspended {done} user(s).", messages.SUCCESS)
-
-    @admin.action(
-        description="Unsuspend selected users (their suspended posts come back)",
-        permissions=["moderate"],
-    )
-    def unsuspend_users(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
-        done = sum(
-            moderation.unsuspend_user(moderator=request.user, user=user) for user in queryset
-        )
-        self.message_user(request, f"Unsuspended {done} user(s).", messages.SUCCESS)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -1,6 +1,14 @@
 from django.apps import AppConfig
+from django.urls import register_converter
+
+from accounts.converters import UsernameConverter
 
 
 class AccountsConfig(AppConfig):
     name = "accounts"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Here, not in one app's urls.py: relations and posts both route /@<username>/...,
+        # and whichever URLconf is imported first needs the converter.
+        register_converter(UsernameConverter, "username")

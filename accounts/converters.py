@@ -1,6 +1,4 @@
-"""The ``<username:...>`` path converter of every ``/@<username>/...`` URL."""
-
-from django.urls import register_converter
+"""The ``<username:...>`` URL converter, registered by ``AccountsConfig.ready``."""
 
 
 class UsernameConverter:
@@ -13,6 +11,3 @@ class UsernameConverter:
 
     def to_url(self, value: str) -> str:
         return value
-
-
-register_converter(UsernameConverter, "username")

@@ -56,6 +56,6 @@ def edit_profile(request: HttpRequest) -> HttpResponse:
             user=user, display_name=form.cleaned_data["display_name"], bio=form.cleaned_data["bio"]
         )
         messages.success(request, "Profile saved.")
-        return redirect("profiles:profile", username=user.username)
+        return redirect("posts:profile", username=user.username)
     status = 400 if form.errors else 200
     return render(request, "accounts/edit_profile.html", {"form": form}, status=status)

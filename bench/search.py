@@ -26,11 +26,12 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
+from bench.bulk import Progress, no_progress, write_rows
+from bench.words import ENGLISH_WORDS, word_list
 from feed_project.pagination import Cursor
 from posts import ids
 from posts.models import Post
 from posts.search import matching_posts, search_people, search_posts
-from timelines.demo import _WORDS, Progress, _word_list, _write, no_progress
 
 Log = Callable[[str], None]
 
@@ -45,7 +46,7 @@ DELETED_EVERY = 89
 RARE_EVERY = 20_000
 CHINESE_SHARE = 0.4
 
-_CHINESE_WORDS = _word_list(
+_CHINESE_WORDS = word_list(
     "今天 天气 微博 系统 咖啡 早上 晚上 朋友 工作 学习 北京 上海 广州 深圳 地铁 公交 "
     "电影 音乐 读书 写字 吃饭 睡觉 跑步 游泳 周末 假期 春天 夏天 秋天 冬天 下雨 下雪 "
     "阳光 月亮 星星 城市 河流 公园 街道 厨房 办公室 想法 计划 梦想 开心 难过 生活 "
@@ -80,7 +81,7 @@ CHINESE_QUERIES = ("微博", "咖啡", "北京大学", "今天天气", "猫", _R
 
 
 def _english(rng: random.Random) -> str:
-    text = " ".join(rng.choices(_WORDS, k=rng.randint(4, 16))).capitalize() + "."
+    text = " ".join(rng.choices(ENGLISH_WORDS, k=rng.randint(4, 16))).capitalize() + "."
     if rng.random() < 0.02:
         text += " Went running today."
     return text
@@ -123,7 +124,7 @@ def build_world(spec: WorldSpec, *, log: Log, progress: Progress = no_progress) 
                 display_name=(
                     f"{rng.choice(_CHINESE_WORDS)}{rng.choice(_CHINESE_WORDS)}"
                     if index % 3 == 0
-                    else f"{rng.choice(_WORDS).capitalize()} {rng.choice(_WORDS).capitalize()}"
+                    else " ".join(rng.choice(ENGLISH_WORDS).capitalize() for _ in range(2))
                 ),
                 password="!",
                 email="",
@@ -168,7 +169,7 @@ def build_world(spec: WorldSpec, *, log: Log, progress: Progress = no_progress) 
             *("hidden_at", "hidden_reason", "deleted_at"),
         )
         log(f"Writing {spec.posts:,} posts (COPY) ...")
-        _write(Post, fields, rows(), spec.posts, "posts", progress)
+        write_rows(Post, fields, rows(), spec.posts, "posts", progress)
         log("Building the search indexes ...")
         started = time.monotonic()
         with connection.cursor() as cursor:

@@ -76,6 +76,8 @@ INSTALLED_APPS = [
     "relations.apps.RelationsConfig",
     "posts.apps.PostsConfig",
     "timelines.apps.TimelinesConfig",
+    # Dev tools last: they import the product, never the reverse.
+    "bench.apps.BenchConfig",
 ]
 
 MIDDLEWARE = [

@@ -6,10 +6,11 @@ from posts.search_views import search_page
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
-    path("posts/", include("posts.urls")),
     path("search/", search_page, name="search"),
-    # /@<username>/: the profile (posts); /@<username>/...: follow lists and actions.
-    path("", include("posts.profile_urls")),
+    # /posts/..., /@<username>/ (the profile, a person's posts) and /@<username>/report/:
+    # posts sits above relations, so it owns the routes that show posts.
+    path("", include("posts.urls")),
+    # /@<username>/...: follow lists and follow actions.
     path("", include("relations.urls")),
     path("", include("timelines.urls")),
 ]

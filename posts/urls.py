@@ -1,17 +1,22 @@
-from django.urls import path
+"""The posts app's routes, at the site root: ``/posts/...``, ``/@<username>/`` (the
+profile, a person's posts) and ``/@<username>/report/``."""
 
-from posts import moderation_views, views
+from django.urls import include, path
+
+from posts import profile_views, views
 
 app_name = "posts"
 
 urlpatterns = [
-    path("new/", views.new_post, name="new"),
+    path("posts/new/", views.new_post, name="new"),
     # Any string: a malformed id is a 404 from the view, not a resolver miss.
-    path("<str:post_id>/", views.detail, name="detail"),
-    path("<str:post_id>/delete/", views.delete, name="delete"),
-    path("<str:post_id>/like/", views.like, name="like"),
-    path("<str:post_id>/unlike/", views.unlike, name="unlike"),
-    path("<str:post_id>/repost/", views.repost, name="repost"),
-    path("<str:post_id>/unrepost/", views.unrepost, name="unrepost"),
-    path("<str:post_id>/report/", moderation_views.report_post, name="report"),
+    path("posts/<str:post_id>/", views.detail, name="detail"),
+    path("posts/<str:post_id>/delete/", views.delete, name="delete"),
+    path("posts/<str:post_id>/like/", views.like, name="like"),
+    path("posts/<str:post_id>/unlike/", views.unlike, name="unlike"),
+    path("posts/<str:post_id>/repost/", views.repost, name="repost"),
+    path("posts/<str:post_id>/unrepost/", views.unrepost, name="unrepost"),
+    path("@<username:username>/", profile_views.profile, name="profile"),
+    # posts:report and posts:report_user.
+    path("", include("posts.moderation.urls")),
 ]

@@ -11,9 +11,10 @@ from django.views.decorators.http import require_POST, require_safe
 from feed_project.http import safe_next
 from feed_project.pagination import Cursor
 from feed_project.ratelimits import ratelimit
-from posts import ids, moderation, selectors, services
+from posts import ids, selectors, services
 from posts.forms import PostForm
 from posts.models import Post
+from posts.moderation import services as moderation
 from posts.visibility import may_see
 
 
@@ -98,7 +99,7 @@ def delete(request: HttpRequest, post_id: str) -> HttpResponse:
     target = safe_next(request)
     if target is None or urlsplit(target).path == reverse("posts:detail", args=[post.pk]):
         # Back to where the delete button was, unless that was the post itself.
-        return redirect("profiles:profile", username=request.user.username)
+        return redirect("posts:profile", username=request.user.username)
     return HttpResponseRedirect(target)  # a path, never the name of a view
 
 

@@ -1,9 +1,10 @@
-"""The follow graph under ``/@<username>/``: follow lists and actions, at the site root."""
+"""The follow graph under ``/@<username>/``: follow lists and actions, at the site root.
+
+The ``<username:...>`` converter is registered by ``accounts.apps``.
+"""
 
 from django.urls import path
 
-import accounts.converters  # noqa: F401  (registers <username:...>)
-from posts.moderation_views import report_user
 from relations import views
 
 app_name = "relations"
@@ -17,5 +18,4 @@ urlpatterns = [
     path("@<username:username>/unblock/", views.unblock, name="unblock"),
     path("@<username:username>/mute/", views.mute, name="mute"),
     path("@<username:username>/unmute/", views.unmute, name="unmute"),
-    path("@<username:username>/report/", report_user, name="report"),
 ]

@@ -22,7 +22,7 @@ def _user_or_404(username: str) -> User:
 
 def _redirect_back(request: HttpRequest, person: User) -> HttpResponse:
     """To the ``next`` field when it stays on this site, else to the person's profile."""
-    return redirect_back(request, reverse("profiles:profile", args=[person.username]))
+    return redirect_back(request, reverse("posts:profile", args=[person.username]))
 
 
 def _relation_list(request: HttpRequest, username: str, *, which: str) -> HttpResponse:

@@ -78,8 +78,6 @@ def test_follower_list_lists_the_follows_between_two_cursors(client, alice):
         micros = int(rows[name].created_at.timestamp() * 1_000_000)
         return f"{micros}_{rows[name].follower_id}"
 
-    response = client.get(
-        "/@alice/followers/", {"after": cursor("fan0"), "before": cursor("fan3")}
-    )
+    response = client.get("/@alice/followers/", {"after": cursor("fan0"), "before": cursor("fan3")})
 
     assert re.findall(r'href="/@(fan\d)/"', response.content.decode()) == ["fan2", "fan1"]

@@ -20,7 +20,7 @@ from urllib.parse import quote, quote_from_bytes, urlsplit
 
 import pytest
 from django.test import Client, override_settings
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -134,11 +134,8 @@ def _assert_escaped(html: str, stored: str) -> None:
             assert line not in html, line
 
 
-def _url(name: str, *args: str) -> str | None:
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return None
+def _url(name: str, *args: str) -> str:
+    return reverse(name, args=args)
 
 
 @pytest.fixture(autouse=True)
@@ -363,8 +360,6 @@ def test_follow_and_unfollow(cast, action, who, extra):
 def test_actions_on_someone_elses_post(cast, action, which, extra):
     post = cast["posts"][which]
     url = _url(f"posts:{action}", post.pk)
-    if url is None:
-        return  # not built yet
     before = _rows()
     response = cast["client"].post(url, extra)
     _assert_sane(response, before)
@@ -378,9 +373,7 @@ def test_actions_on_someone_elses_post(cast, action, which, extra):
     extra=st.fixed_dictionaries({}, optional={"next": nasty_text, "user": nasty_text}),
 )
 def test_reporting_a_profile(cast, reason, extra):
-    url = _url("relations:report", "alice")
-    if url is None:
-        return
+    url = _url("posts:report_user", "alice")
     before = _rows()
     response = cast["client"].post(url, {"reason": reason, **extra})
     _assert_sane(response, before)
@@ -405,10 +398,9 @@ def test_a_next_field_that_is_not_a_path_is_not_a_500(cast, view, next_url):
         "unfollow": "/@alice/unfollow/",
         "delete": f"/posts/{own.pk}/delete/",
         "report_post": _url("posts:report", cast["posts"][0].pk),
-        "report_user": _url("relations:report", "alice"),
+        "report_user": _url("posts:report_user", "alice"),
     }[view]
-    assert url is not None, f"{view} has no URL"
     client = cast["client"]
     client.raise_request_exception = False
     response = client.post(url, {"next": next_url, "reason": "spam"})
-    assert response.status_code < 500
+    assert response.status_code == 302

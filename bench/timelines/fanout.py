@@ -13,8 +13,8 @@ from django.utils import timezone
 from accounts.models import User
 from bench.timelines.report import Table, Verdict
 from bench.timelines.spec import Log, Options, World, WorldError
-from bench.timelines.worker import _in_process, _tasks_in_process, celery_worker
-from bench.timelines.world import _count
+from bench.timelines.worker import celery_worker, in_process, tasks_in_process
+from bench.timelines.world import count_rows
 from posts import ids
 from posts.services import create_post
 from relations.models import Follower
@@ -151,9 +151,9 @@ def fan_out_figure(world: World, options: Options, log: Log) -> tuple[Table, Ver
     author = User.objects.get(pk=world.author_id)
     with (
         override_settings(FEED_BIG_ACCOUNT_FOLLOWERS=threshold),
-        _tasks_in_process(not options.worker),
+        tasks_in_process(not options.worker),
     ):
-        runner = celery_worker(threshold=threshold, log=log) if options.worker else _in_process()
+        runner = celery_worker(threshold=threshold, log=log) if options.worker else in_process()
         with runner as where:
             for _ in range(options.fanout_warmup):
                 log("fan-out: warm-up post")
@@ -220,7 +220,9 @@ def fan_out_figure(world: World, options: Options, log: Log) -> tuple[Table, Ver
 def _delivered(post_id: str, live_ids: list[int]) -> tuple[int, int]:
     """How many inboxes, and how many of the live caches, hold the post."""
     key = ids.post_id_to_timeline_key(post_id)
-    in_table = _count("SELECT count(*) FROM timelines_inboxentry WHERE timeline_key = %s", [key])
+    in_table = count_rows(
+        "SELECT count(*) FROM timelines_inboxentry WHERE timeline_key = %s", [key]
+    )
     redis = cache.client()
     if redis is None or not live_ids:
         return in_table, 0

@@ -4,7 +4,7 @@ from collections.abc import Callable
 from typing import Any
 
 from accounts.models import User
-from bench.timelines.report import Table, Verdict, _ms, measure_and_count
+from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
 from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
 from timelines import cache, feed, pull, reference
@@ -59,7 +59,12 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             )
             timings[label] = timing
             table.rows.append(
-                (f"page {number}: {label}", _ms(timing.p50), _ms(timing.p99), str(queries))
+                (
+                    f"page {number}: {label}",
+                    format_ms(timing.p50),
+                    format_ms(timing.p99),
+                    str(queries),
+                )
             )
         cached = timings["home_feed, cache warm"]
         pulled = min(
@@ -68,8 +73,8 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         verdicts.append(
             Verdict(
                 figure=f"Home page {number}, cached, p50",
-                measured=_ms(cached.p50),
-                baseline=f"{_ms(pulled)} pull",
+                measured=format_ms(cached.p50),
+                baseline=f"{format_ms(pulled)} pull",
                 ratio=f"{pulled / cached.p50:.0f}x faster",
                 target=">= 10x faster",
                 met=pulled >= 10 * cached.p50,
@@ -78,7 +83,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         verdicts.append(
             Verdict(
                 figure=f"Home page {number}, cached, p99",
-                measured=_ms(cached.p99),
+                measured=format_ms(cached.p99),
                 baseline="",
                 ratio="",
                 target="< 10 ms",

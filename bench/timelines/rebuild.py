@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
-from bench.timelines.report import Table, Verdict, _ms, measure_and_count
+from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
 from bench.timelines.spec import Log, Options, World
 from posts import ids
 from relations.models import Followee
@@ -119,11 +119,16 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
         title=f"3. Rebuild of an inactive reader following {reader_following:,} accounts",
         header=("step", "p50", "p99", "queries/call"),
         rows=[
-            ("Inbox.rebuild", _ms(rebuild.p50), _ms(rebuild.p99), str(rebuild_queries)),
+            (
+                "Inbox.rebuild",
+                format_ms(rebuild.p50),
+                format_ms(rebuild.p99),
+                str(rebuild_queries),
+            ),
             (
                 "raw limit: one INSERT ... SELECT of the same rows",
-                _ms(raw.p50),
-                _ms(raw.p99),
+                format_ms(raw.p50),
+                format_ms(raw.p99),
                 str(raw_queries),
             ),
         ],
@@ -140,8 +145,8 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
     verdicts = [
         Verdict(
             figure=f"Rebuild, {quantile}",
-            measured=_ms(value),
-            baseline=f"{_ms(base)} raw",
+            measured=format_ms(value),
+            baseline=f"{format_ms(base)} raw",
             ratio=f"{value / base:.1f}x",
             target="< 200 ms",
             met=value < 200,

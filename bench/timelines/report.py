@@ -77,5 +77,5 @@ class Verdict:
     met: bool
 
 
-def _ms(value: float) -> str:
+def format_ms(value: float) -> str:
     return f"{value:,.2f} ms" if value < 100 else f"{value:,.0f} ms"

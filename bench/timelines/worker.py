@@ -83,7 +83,8 @@ def _stop(worker: subprocess.Popen) -> None:
 
 
 @contextmanager
-def _tasks_in_process(on: bool) -> Iterator[None]:
+def tasks_in_process(on: bool) -> Iterator[None]:
+    """While inside, Celery tasks run eagerly in this process when ``on``, queued when not."""
     before = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = on
     try:
@@ -93,5 +94,6 @@ def _tasks_in_process(on: bool) -> Iterator[None]:
 
 
 @contextmanager
-def _in_process() -> Iterator[str]:
+def in_process() -> Iterator[str]:
+    """Stands in for ``celery_worker`` when the fan-out runs in process; yields its label."""
     yield "in process (eager tasks)"

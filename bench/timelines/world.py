@@ -66,13 +66,14 @@ def _load_world(started: float, *, built: bool) -> World:
             .values_list("id", flat=True)
         ),
         followers=author["followers_count"],
-        posts=_count("SELECT count(*) FROM posts_post"),
+        posts=count_rows("SELECT count(*) FROM posts_post"),
         built=built,
         seconds=time.perf_counter() - started,
     )
 
 
-def _count(sql: str, params: Iterable[Any] = ()) -> int:
+def count_rows(sql: str, params: Iterable[Any] = ()) -> int:
+    """The single value a ``SELECT count(*) ...`` returns."""
     with connection.cursor() as db:
         db.execute(sql, list(params))
         return db.fetchone()[0]
@@ -276,7 +277,7 @@ _INVARIANTS = {
 
 def _check_invariants(log: Log) -> None:
     counts = (Follower.objects.count(), Followee.objects.count())
-    broken = [what for what, sql in _INVARIANTS.items() if _count(sql)]
+    broken = [what for what, sql in _INVARIANTS.items() if count_rows(sql)]
     if counts[0] != counts[1]:
         broken.append(f"{counts[0]} Follower rows but {counts[1]} Followee rows")
     if broken:

@@ -17,7 +17,7 @@ def linkify(text: str) -> SafeString:
     escaped = escape(text)
 
     def link(match) -> str:
-        url = reverse("profiles:profile", args=[match.group(1)])
+        url = reverse("posts:profile", args=[match.group(1)])
         return f'<a class="mention" href="{url}">@{match.group(1)}</a>'
 
     return mark_safe(MENTION.sub(link, escaped))

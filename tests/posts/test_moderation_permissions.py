@@ -3,8 +3,8 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from accounts.models import User
-from posts import moderation
 from posts.models import ModerationLog, Post, Report
+from posts.moderation import services as moderation
 from posts.services import create_post
 from tests.factories import UserFactory
 

@@ -46,9 +46,7 @@ def by_sql(where: str, viewer_id: int, alias: str = "p") -> set[str]:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(
-    drawn=posts, blocks=pairs, follows=pairs, mutes=pairs, viewer=st.integers(0, PEOPLE - 1)
-)
+@given(drawn=posts, blocks=pairs, follows=pairs, mutes=pairs, viewer=st.integers(0, PEOPLE - 1))
 def test_the_feed_rule_picks_the_same_posts_in_both_dialects(
     people, drawn, blocks, follows, mutes, viewer
 ):

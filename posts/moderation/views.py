@@ -11,7 +11,8 @@ from django.views.decorators.http import require_POST
 
 from accounts.models import User
 from feed_project.http import redirect_back
-from posts import moderation, selectors
+from posts import selectors
+from posts.moderation import services as moderation
 
 THANKS = "Thanks, a moderator will look at it."
 
@@ -48,4 +49,4 @@ def report_user(request: HttpRequest, username: str) -> HttpResponse:
         raise BadRequest("You cannot report yourself.")
     moderation.report(reporter=request.user, user=person, reason=_reason(request))
     messages.success(request, THANKS)
-    return redirect_back(request, reverse("profiles:profile", args=[person.username]))
+    return redirect_back(request, reverse("posts:profile", args=[person.username]))

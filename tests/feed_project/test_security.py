@@ -27,7 +27,7 @@ from relations.models import Followee, Follower
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 
 # POST only, signed in, with CSRF: a GET is a 405, an anonymous POST goes to log in.
 ACTIONS = {
@@ -89,7 +89,7 @@ def test_every_route_is_classified():
     classified = CHANGES_DATA | READ_ONLY
     unclassified = site_routes() - classified
     assert not unclassified, (
-        f"Routes {sorted(unclassified)} are in no list of tests/test_security.py: "
+        f"Routes {sorted(unclassified)} are in no list of tests/feed_project/test_security.py: "
         "say whether each changes data (and how) or only reads."
     )
     assert not (CHANGES_DATA & READ_ONLY)
@@ -203,8 +203,7 @@ def test_the_same_post_with_its_csrf_token_goes_through(route, world):
     client = _csrf_client(world["alice"])
     token = _with_token(client)
     response = client.post(_url(route, world), {**FORM_DATA, "csrfmiddlewaretoken": token})
-    assert response.status_code != 403
-    assert response.status_code < 500
+    assert response.status_code == 302  # every one of them redirects when it goes through
 
 
 @pytest.mark.parametrize("route", sorted(READ_ONLY))

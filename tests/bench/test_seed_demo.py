@@ -9,10 +9,10 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from accounts.models import User, username_validator
+from bench import demo
 from posts import ids
 from posts.models import Post
 from relations.models import Followee, Follower
-from timelines import demo
 
 
 def seed(*args: str) -> str:
@@ -105,9 +105,9 @@ def test_running_seed_demo_twice_does_not_duplicate_anything(db):
 
 
 def test_generated_names_step_around_existing_accounts_whatever_their_case(db):
-    planned = demo._usernames(random.Random(7), 5)
+    planned = demo.usernames(random.Random(7), 5)
     User.objects.create_user(username=planned[2].upper(), password="x")
-    names = demo._usernames(random.Random(7), 5)
+    names = demo.usernames(random.Random(7), 5)
     assert names[2] == planned[2] + "_"
     for name in names:
         username_validator(name)

@@ -22,17 +22,18 @@ import math
 import random
 import time
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol, TypeVar
 
 from django.contrib.auth.hashers import make_password
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
 from accounts.models import User
+from bench.bulk import BULK_BATCH, Progress, chunks, no_progress, write_rows
+from bench.words import ENGLISH_WORDS, FIRST_NAMES, LAST_NAMES
 from posts import ids
 from posts.models import Post
 from relations.models import Followee, Follower
@@ -62,56 +63,6 @@ FOLLOWING_MAX = 2000
 ZIPF_EXPONENT = 1.0
 DEMO_FOLLOWING = 80
 DEMO_MIN_POSTS = 3
-
-# bulk_create batches: large enough that round trips do not dominate, small
-# enough to stay under SQLite's variable limit once Django splits them.
-BULK_BATCH = 2000
-# Rows between two progress updates.
-PROGRESS_EVERY = 10_000
-
-
-def _word_list(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
-
-
-_FIRST = _word_list(
-    "ada alan amber ana anya arlo aurora basil bea cai cleo dara eli elin emil esme "
-    "felix fern gus hana ines iris ivo jade jun kai kira lars lea lin luca mae mara "
-    "mei milo nia nico noor olga omar otto pax quinn rae remy rosa sami sana taro "
-    "tess uma vera wen xia yara yuki zane zoe"
-)
-_LAST = _word_list(
-    "fox wren oak reed stone brook vale moss ash finch lark pike hart frost glen "
-    "heath birch cove dune fern hollow marsh pine quarry ridge sage thorn vane wood"
-)
-_WORDS = _word_list(
-    "the a of morning coffee rain train city river light night music book garden "
-    "today finally again new old small quiet loud bright slow fast walk read write "
-    "cook build fix lost found think feel see hear weekend market friends tea bread "
-    "code bug release deploy sunset clouds snow spring summer autumn winter cat dog "
-    "bike bus ferry mountain lake sea park street window kitchen office idea plan "
-    "dream sleep run swim laugh wonder maybe really just still never always here"
-)
-
-
-class ProgressBar(Protocol):
-    def update(self, n: int) -> Any: ...
-    def close(self) -> Any: ...
-
-
-Progress = Callable[[str, int], ProgressBar]
-
-
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def no_progress(stage: str, total: int) -> ProgressBar:
-    return _NoBar()
 
 
 @dataclass(frozen=True)
@@ -243,13 +194,13 @@ def _draw_post_counts(rng: random.Random, n: int, mean: float) -> array:
     return counts
 
 
-def _usernames(rng: random.Random, n: int) -> list[str]:
+def usernames(rng: random.Random, n: int) -> list[str]:
     """Letters, digits and underscores; none taken already (case-insensitively)."""
     names = [DEMO_USERNAME] + [
-        f"{rng.choice(_FIRST)}_{rng.choice(_LAST)}{index}" for index in range(1, n)
+        f"{rng.choice(FIRST_NAMES)}_{rng.choice(LAST_NAMES)}{index}" for index in range(1, n)
     ]
     taken: set[str] = set()
-    for chunk in _chunks(names[1:], 5000):
+    for chunk in chunks(names[1:], 5000):
         taken.update(
             User.objects.annotate(lower=Lower("username"))
             .filter(lower__in=chunk)
@@ -270,7 +221,7 @@ def _insert_users(
     """Insert the accounts with their counters already right; their ids by index."""
     password = make_password(DEMO_PASSWORD)  # once: hashing is slow on purpose
     accounts = []
-    for index, username in enumerate(_usernames(rng, n)):
+    for index, username in enumerate(usernames(rng, n)):
         if index == 0:
             last_active = now
             display_name = "Demo Reader"
@@ -293,7 +244,7 @@ def _insert_users(
             )
         )
     bar = progress("users", n)
-    for batch in _chunks(accounts, BULK_BATCH):
+    for batch in chunks(accounts, BULK_BATCH):
         User.objects.bulk_create(batch, batch_size=BULK_BATCH)
         bar.update(len(batch))
     bar.close()
@@ -323,7 +274,7 @@ def _insert_follows(
         (user_ids[graph.follower[e]], user_ids[graph.followee[e]], at(e)) for e in range(total)
     )
     columns = ("user", "followee", "created_at")
-    _write(Followee, columns, followee_rows, total, "following", progress)
+    write_rows(Followee, columns, followee_rows, total, "following", progress)
 
     # The same edges grouped by followee (a counting sort), so Follower rows go
     # in primary-key order too: B-tree inserts stay on the rightmost pages.
@@ -341,7 +292,7 @@ def _insert_follows(
         (user_ids[graph.followee[e]], user_ids[graph.follower[e]], at(e)) for e in order
     )
     columns = ("user", "follower", "created_at")
-    _write(Follower, columns, follower_rows, total, "followers", progress)
+    write_rows(Follower, columns, follower_rows, total, "followers", progress)
 
 
 def _insert_posts(
@@ -361,58 +312,8 @@ def _insert_posts(
                 last_id = ids.next_post_id(
                     author_id=author_id, now=ids.moment_of(ms), last_post_id=last_id
                 )
-                text = " ".join(rng.choices(_WORDS, k=rng.randint(4, 16))).capitalize() + "."
+                text = " ".join(rng.choices(ENGLISH_WORDS, k=rng.randint(4, 16))).capitalize() + "."
                 yield last_id, ids.post_id_to_timeline_key(last_id), author_id, text
 
-    _write(Post, ("id", "timeline_key", "author", "text"), rows(), total, "posts", progress)
+    write_rows(Post, ("id", "timeline_key", "author", "text"), rows(), total, "posts", progress)
     return total
-
-
-T = TypeVar("T")
-
-
-def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    chunk: list[T] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def _write(
-    model: type[models.Model],
-    fields: tuple[str, ...],
-    rows: Iterable[tuple[Any, ...]],
-    total: int,
-    stage: str,
-    progress: Progress,
-) -> None:
-    """Insert rows of ``fields`` values: COPY on PostgreSQL, bulk_create elsewhere.
-
-    COPY skips building a model instance and an INSERT per batch for each row:
-    at 100,000 users it is several times faster than bulk_create.
-    """
-    bar = progress(stage, total)
-    meta = model._meta
-    if connection.vendor == "postgresql":
-        quote = connection.ops.quote_name
-        columns = ", ".join(quote(meta.get_field(name).column) for name in fields)
-        statement = f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN"
-        with connection.cursor() as cursor, cursor.copy(statement) as copy:
-            for count, row in enumerate(rows, 1):
-                copy.write_row(row)
-                if count % PROGRESS_EVERY == 0:
-                    bar.update(PROGRESS_EVERY)
-        bar.update(total % PROGRESS_EVERY)
-    else:
-        attnames = [meta.get_field(name).attname for name in fields]
-        for chunk in _chunks(rows, BULK_BATCH):
-            model._default_manager.bulk_create(
-                [model(**dict(zip(attnames, row, strict=True))) for row in chunk],
-                batch_size=BULK_BATCH,
-            )
-            bar.update(len(chunk))
-    bar.close()

@@ -5,7 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from timelines import demo
+from bench import demo
+from bench.bulk import ProgressBar, no_progress
 
 
 class _TqdmOutput:
@@ -64,12 +65,12 @@ class Command(BaseCommand):
         output = _TqdmOutput(self.stdout)
         interactive = verbosity >= 1 and self.stdout.isatty()
 
-        def progress(stage: str, total: int) -> demo.ProgressBar:
+        def progress(stage: str, total: int) -> ProgressBar:
             if interactive:
                 return tqdm(total=total, desc=stage, unit=" rows", file=output, leave=False)
             if verbosity >= 2:
                 self.stdout.write(f"Writing {total:,} {stage}")
-            return demo.no_progress(stage, total)
+            return no_progress(stage, total)
 
         report = demo.build_world(
             users=users, posts_per_user=posts_per_user, seed=options["seed"], progress=progress
