@@ -15,6 +15,7 @@ through rather than refusing everyone.
 """
 
 import ipaddress
+import unicodedata
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -43,11 +44,25 @@ def client_ip(request: HttpRequest) -> str:
     return str(address)
 
 
+def login_key(username: str) -> str:
+    """The username as the database compares it: every spelling of one account, one key.
+
+    Log-in finds the account with ``UPPER(username) = UPPER(typed)``, and
+    ``UPPER`` maps look-alikes onto ASCII (U+017F long s to ``S``, U+0131
+    dotless i to ``I``); NFKC is what Django's username field does to what is
+    typed. Keying on the upper-cased text (lower-cased again, for readable
+    keys) gives "ka" + two long s, ``KASS`` and ``kass`` one budget of
+    guesses. The log-in form refuses such letters anyway
+    (accounts.forms.LoginForm): this keeps the two in step should the form
+    ever accept them.
+    """
+    return unicodedata.normalize("NFKC", username).strip().upper().lower()[:150]
+
+
 def _user_key(action: str, request: HttpRequest) -> str | None:
     if action == "login":
-        # Per account tried, whoever tries it: case-folded like usernames are.
-        username = request.POST.get("username", "")
-        return username.strip().lower()[:150] or None
+        # Per account tried, whoever tries it.
+        return login_key(str(request.POST.get("username", ""))) or None
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return str(user.pk)

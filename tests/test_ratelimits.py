@@ -122,6 +122,35 @@ def test_login_is_limited_per_username_tried_from_many_addresses(alice):
     assert "_auth_user_id" not in client.session
 
 
+LONG_S, DOTLESS_I = "\u017f", "\u0131"  # PostgreSQL's UPPER() makes them S and I
+FULL_WIDTH_ALICE = "".join(chr(ord(letter) + 0xFEE0) for letter in "alice")
+
+
+@pytest.mark.parametrize("look_alike", [f"AL{DOTLESS_I}CE", f"al{DOTLESS_I}ce", FULL_WIDTH_ALICE])
+def test_look_alike_usernames_share_the_accounts_budget_and_never_sign_in(alice, look_alike):
+    statuses = []
+    for n, username in enumerate(["alice", "ALICE", "alice", look_alike]):
+        client = Client(REMOTE_ADDR=f"203.0.113.{n + 1}")
+        data = {"username": username, "password": "wrong-guess"}
+        statuses.append(client.post(reverse("accounts:login"), data).status_code)
+    assert statuses == [200, 200, 200, 429]
+    client = Client(REMOTE_ADDR="203.0.113.99")
+    data = {"username": look_alike, "password": PASSWORD}
+    assert client.post(reverse("accounts:login"), data).status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+def test_the_long_s_look_alike_spends_the_budget_of_the_real_name(db):
+    """Two long s once signed in as kass with a fresh budget of guesses."""
+    UserFactory(username="kass")
+    statuses = []
+    for n, username in enumerate([f"ka{LONG_S}{LONG_S}", "KASS", f"ka{LONG_S}s", "kass"]):
+        client = Client(REMOTE_ADDR=f"203.0.113.{n + 1}")
+        data = {"username": username, "password": "wrong-guess"}
+        statuses.append(client.post(reverse("accounts:login"), data).status_code)
+    assert statuses == [200, 200, 200, 429]
+
+
 def test_limits_are_off_with_ratelimit_enabled_false(alice_client):
     with override_settings(RATELIMIT_ENABLED=False):
         assert {_post_text(alice_client, n) for n in range(8)} == {302}
