@@ -6,6 +6,7 @@ URL being set. A malformed value stops start-up with ImproperlyConfigured
 naming the variable.
 """
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from urllib.parse import urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -280,9 +283,30 @@ RATELIMIT_RATES: dict[str, tuple[str, str]] = {
     "signup": ("", _rate("RATELIMIT_SIGNUP_IP", "10/h")),
     "login": (_rate("RATELIMIT_LOGIN", "10/m"), _rate("RATELIMIT_LOGIN_IP", "30/m")),
 }
-# Behind a reverse proxy REMOTE_ADDR is the proxy: name the request.META key
-# that carries the client's address instead (e.g. HTTP_X_REAL_IP).
-RATELIMIT_IP_META_KEY: str = _read("RATELIMIT_IP_META_KEY", "str", "REMOTE_ADDR")
+
+
+# Behind reverse proxies REMOTE_ADDR is the nearest proxy, and each proxy
+# appends the address it got the request from to X-Forwarded-For. Only the
+# hops added by our own proxies can be believed (a client may send any
+# X-Forwarded-For it likes), so per-IP limits take the rightmost address that
+# is not one of ours (feed_project.ratelimits.client_ip). TRUSTED_PROXIES is
+# either how many proxies stand in front of the site ("1": a load balancer)
+# or a comma list of their addresses and networks ("10.0.0.0/8,192.0.2.7").
+# Unset or "0": none, the client is REMOTE_ADDR and X-Forwarded-For is ignored.
+def _trusted_proxies(name: str) -> int | tuple[IPNetwork, ...]:
+    raw: str = _read(name, "str", "").strip()
+    if re.fullmatch(r"[0-9]+", raw) or not raw:
+        return int(raw or 0)
+    try:
+        return tuple(ipaddress.ip_network(part.strip()) for part in raw.split(","))
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            f"Environment variable {name} must be a number of proxies such as 1 or a "
+            f"comma list of addresses or networks such as 10.0.0.0/8,192.0.2.7: {exc}"
+        ) from exc
+
+
+TRUSTED_PROXIES: int | tuple[IPNetwork, ...] = _trusted_proxies("TRUSTED_PROXIES")
 RATELIMIT_FAIL_OPEN = True
 
 # django-csp 4: no inline script or style anywhere, so no 'unsafe-inline'.

@@ -24,6 +24,7 @@ READ_BY_SETTINGS = (
     "HTTPS",
     "RATELIMIT_ENABLED",
     "FEED_INBOX_CAP",
+    "TRUSTED_PROXIES",
 )
 REPORT = (
     "import json, django; django.setup(); from django.conf import settings as s; "
@@ -69,6 +70,7 @@ def test_ratelimit_enabled_0_turns_rate_limits_off():
         ("REDIS_URL", "foo"),
         ("RATELIMIT_ENABLED", "enabled"),
         ("DEBUG", "perhaps"),
+        ("TRUSTED_PROXIES", "the load balancer"),
     ],
 )
 def test_a_malformed_variable_stops_start_up_with_a_message_naming_it(variable, value):
