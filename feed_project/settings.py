@@ -61,8 +61,16 @@ def _read(name: str, reader: str, default: Any, **kwargs: Any) -> Any:
 
 DEBUG: bool = _read("DEBUG", "bool", False)
 SECRET_KEY: str = _read("SECRET_KEY", "str", "")
-if not SECRET_KEY:
-    # Local development only: production sets SECRET_KEY (check --deploy says so).
+if not SECRET_KEY.strip():
+    if not DEBUG:
+        # A key everyone can read signs everyone's sessions: never run on one
+        # by accident. `make run` passes a development key; tests/settings.py too.
+        raise ImproperlyConfigured(
+            "Environment variable SECRET_KEY must be set when DEBUG is off: a long random "
+            "string, e.g. the output of "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'. "
+            "For local development set DEBUG=1 (or use `make run`)."
+        )
     SECRET_KEY = "django-insecure-local-development-key-not-for-production-use-0123456789"
 
 ALLOWED_HOSTS: list[str] = _read("ALLOWED_HOSTS", "list", ["127.0.0.1", "localhost"])
