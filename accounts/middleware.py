@@ -1,6 +1,7 @@
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_cache_control
 
 from accounts.services import refresh_last_active
 
@@ -20,3 +21,23 @@ class LastActiveMiddleware:
         if user is not None and user.is_authenticated:
             refresh_last_active(user=user)
         return self.get_response(request)
+
+
+class PrivateCacheMiddleware:
+    """Mark every response to a signed-in request ``Cache-Control: private``.
+
+    A signed-in page shows one person's feed, notifications and CSRF token: a
+    shared cache (a CDN, a corporate proxy) must never keep it for someone
+    else. A response that says how it may be cached already is left alone.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        # After the view: log-in and log-out change who the request belongs to.
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and not response.has_header("Cache-Control"):
+            patch_cache_control(response, private=True)
+        return response
