@@ -143,6 +143,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Timeouts of every client of Redis and the broker -------------------------
+# A service that accepts connections but never answers (a paused VM, a
+# black-holed network) must cost a request seconds, not gunicorn's 30 s kill:
+# the broker's client gives up after SERVICE_TIMEOUT_SECONDS, connecting or
+# waiting for a reply, and the task runs in process (timelines.tasks.enqueue).
+# The cache is read on page views, several times a page, and a miss is served
+# from PostgreSQL: its client waits a third of that.
+SERVICE_TIMEOUT_SECONDS: float = _read("SERVICE_TIMEOUT_SECONDS", "float", 1.5)
+if not 0 < SERVICE_TIMEOUT_SECONDS <= 60:
+    raise ImproperlyConfigured(
+        "Environment variable SERVICE_TIMEOUT_SECONDS must be a number of seconds "
+        f"above 0 and at most 60, not {SERVICE_TIMEOUT_SECONDS!r}"
+    )
+
 # --- Redis: cache and broker, both switched on by REDIS_URL -------------------
 REDIS_URL: str = _read("REDIS_URL", "str", "")
 if REDIS_URL:
@@ -156,9 +170,10 @@ if REDIS_URL:
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "feed",
             "OPTIONS": {
-                # A Redis that is down must cost a page milliseconds, not seconds.
-                "SOCKET_CONNECT_TIMEOUT": 0.25,
-                "SOCKET_TIMEOUT": 0.5,
+                # A Redis that is down or hung must cost a page milliseconds,
+                # not seconds (0.25 and 0.5 s by default).
+                "SOCKET_CONNECT_TIMEOUT": SERVICE_TIMEOUT_SECONDS / 6,
+                "SOCKET_TIMEOUT": SERVICE_TIMEOUT_SECONDS / 3,
                 "IGNORE_EXCEPTIONS": True,
             },
         }
@@ -180,14 +195,27 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Publishing to a broker that is down must fail fast so the post still lands.
+# Publishing to a broker that is down or hung must fail fast so the post
+# still lands: one retry of the connection (max_retries), socket timeouts on
+# every read and write, no retry of the publish itself. After a failure the
+# process stops trying the broker for a few seconds (feed_project.celery).
 # An unacknowledged task (its worker died) is handed out again after the
 # visibility timeout: fan-out tasks take seconds, so minutes is plenty.
+CELERY_BROKER_CONNECTION_TIMEOUT = SERVICE_TIMEOUT_SECONDS  # connecting to RabbitMQ
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "max_retries": 1,
     "interval_start": 0,
     "interval_step": 0.2,
     "visibility_timeout": _read("CELERY_VISIBILITY_TIMEOUT", "int", 300),
+    # Redis as broker (kombu's redis transport hands these to redis-py).
+    "socket_connect_timeout": SERVICE_TIMEOUT_SECONDS,
+    "socket_timeout": SERVICE_TIMEOUT_SECONDS,
+    # A worker's BRPOP waits this long for a message: it must answer before
+    # the socket timeout does (kombu's default is 1 s).
+    "brpop_timeout": min(1.0, SERVICE_TIMEOUT_SECONDS / 2),
+    # RabbitMQ (py-amqp's Connection takes these).
+    "read_timeout": SERVICE_TIMEOUT_SECONDS,
+    "write_timeout": SERVICE_TIMEOUT_SECONDS,
 }
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BEAT_SCHEDULE = {

@@ -25,6 +25,7 @@ READ_BY_SETTINGS = (
     "RATELIMIT_ENABLED",
     "FEED_INBOX_CAP",
     "TRUSTED_PROXIES",
+    "SERVICE_TIMEOUT_SECONDS",
 )
 REPORT = (
     "import json, django; django.setup(); from django.conf import settings as s; "
@@ -77,6 +78,8 @@ def test_ratelimit_enabled_0_turns_rate_limits_off():
         ("RATELIMIT_ENABLED", "enabled"),
         ("DEBUG", "perhaps"),
         ("TRUSTED_PROXIES", "the load balancer"),
+        ("SERVICE_TIMEOUT_SECONDS", "soon"),
+        ("SERVICE_TIMEOUT_SECONDS", "0"),
     ],
 )
 def test_a_malformed_variable_stops_start_up_with_a_message_naming_it(variable, value):
