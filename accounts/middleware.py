@@ -5,6 +5,8 @@ from django.utils.cache import patch_cache_control
 
 from accounts.services import refresh_last_active
 
+HEALTH_CHECK_PATH = "/healthz"  # feed_project.urls
+
 
 class LastActiveMiddleware:
     """Refresh the signed-in user's last-active time (at most once an hour).
@@ -17,6 +19,10 @@ class LastActiveMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        # A health check must not read the session (or write) when the
+        # database it is about to report on is down.
+        if request.path_info == HEALTH_CHECK_PATH:
+            return self.get_response(request)
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             refresh_last_active(user=user)
@@ -36,8 +42,10 @@ class PrivateCacheMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        if response.has_header("Cache-Control"):
+            return response  # before reading the session: /healthz must not need it
         # After the view: log-in and log-out change who the request belongs to.
         user = getattr(request, "user", None)
-        if user is not None and user.is_authenticated and not response.has_header("Cache-Control"):
+        if user is not None and user.is_authenticated:
             patch_cache_control(response, private=True)
         return response

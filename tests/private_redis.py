@@ -2,7 +2,8 @@
 
 Freezing is SIGSTOP: the kernel still accepts connections on the listening
 socket, but nothing answers, as with a paused VM or a black-holed network.
-The shared Redis on 6379 is never touched.
+The shared Redis on 6379 is never touched. ``broker_at`` points the Celery
+app's publishers at such a server (or any URL) for the length of a block.
 """
 
 import os
@@ -14,8 +15,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import kombu.pools
 import pytest
 import redis
+
+from feed_project.celery import app as celery_app
+from feed_project.celery import forget_broker_failures
 
 START_SECONDS = 10
 
@@ -87,3 +92,32 @@ def private_redis() -> Iterator[PrivateRedis]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+# --- Pointing the site's broker at it -------------------------------------------
+
+
+def drop_publisher_pools() -> None:
+    """Forget the broker connections, as Celery does after a fork (Celery._after_fork)."""
+    kombu.pools.reset()
+    celery_app._pool = None
+    amqp = celery_app.__dict__.get("amqp")
+    if amqp is not None:
+        amqp._producer_pool = None
+
+
+@contextmanager
+def broker_at(url: str) -> Iterator[None]:
+    """Publish for real (not eagerly) to the broker at ``url``."""
+    previous = celery_app.conf.broker_url
+    celery_app.conf.broker_url = url
+    celery_app.conf.task_always_eager = False
+    drop_publisher_pools()
+    forget_broker_failures()
+    try:
+        yield
+    finally:
+        celery_app.conf.broker_url = previous
+        celery_app.conf.task_always_eager = True
+        drop_publisher_pools()
+        forget_broker_failures()

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import kombu.pools
 import pytest
 from django.conf import settings
 from django.test import override_settings
@@ -23,43 +22,16 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from feed_project.celery import app as celery_app
-from feed_project.celery import forget_broker_failures
 from posts.models import Post
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from tests.private_redis import PrivateRedis, private_redis
+from tests.private_redis import PrivateRedis, broker_at, private_redis
 from timelines.models import FanOut, InboxEntry
 from timelines.tasks import fan_out_post
 
 # The issue's acceptance: with the broker frozen each request answers in under 3 s.
 ANSWER_SECONDS = 3.0
-
-
-def drop_publisher_pools() -> None:
-    """Forget the broker connections, as Celery does after a fork (Celery._after_fork)."""
-    kombu.pools.reset()
-    celery_app._pool = None
-    amqp = celery_app.__dict__.get("amqp")
-    if amqp is not None:
-        amqp._producer_pool = None
-
-
-@contextmanager
-def broker_at(url: str) -> Iterator[None]:
-    """Publish for real (not eagerly) to the broker at ``url``."""
-    previous = celery_app.conf.broker_url
-    celery_app.conf.broker_url = url
-    celery_app.conf.task_always_eager = False
-    drop_publisher_pools()
-    forget_broker_failures()
-    try:
-        yield
-    finally:
-        celery_app.conf.broker_url = previous
-        celery_app.conf.task_always_eager = True
-        drop_publisher_pools()
-        forget_broker_failures()
 
 
 @contextmanager
