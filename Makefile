@@ -18,10 +18,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Local development only: a public key, since the settings refuse to start
+# without SECRET_KEY when DEBUG is off. A SECRET_KEY in the environment wins.
+DEV_ENV := SECRET_KEY="$${SECRET_KEY:-django-insecure-make-run-local-development-key-0123456789}"
+
 run: install
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py seed_demo
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(DEV_ENV) $(BIN)/python manage.py migrate --noinput
+	$(DEV_ENV) $(BIN)/python manage.py seed_demo
+	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:8000
 
 lint: install
 	$(BIN)/ruff check .

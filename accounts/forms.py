@@ -2,6 +2,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import password_validation
+from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
 from accounts.models import User, username_validator
@@ -58,3 +59,23 @@ class SignupForm(forms.Form):
 class ProfileForm(forms.Form):
     display_name = forms.CharField(max_length=50, required=False, label="Display name")
     bio = forms.CharField(max_length=300, required=False, widget=forms.Textarea(attrs={"rows": 4}))
+
+
+class LoginForm(AuthenticationForm):
+    """Django's log-in form, refusing letters outside the username rule before ``authenticate``.
+
+    Log-in matches usernames with ``iexact`` (PostgreSQL ``UPPER()``), which
+    folds look-alikes such as U+017F (long s) into ``S`` and U+0131 (dotless
+    i) into ``I``, and Django's own username field applies NFKC (full-width
+    letters become ASCII). Either would let "ka" + two long s sign in as
+    ``kass`` under a rate-limit key of its own. No real username has such a letter, so the
+    field takes the text as typed and checks it against the sign-up rule.
+    """
+
+    username = forms.CharField(
+        max_length=30,
+        validators=[username_validator],
+        widget=forms.TextInput(
+            attrs={"autofocus": True, "autocomplete": "username", "autocapitalize": "none"}
+        ),
+    )

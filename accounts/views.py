@@ -9,7 +9,7 @@ from django.utils.decorators import method_decorator
 from django.views.decorators.http import require_http_methods
 
 from accounts import services
-from accounts.forms import ProfileForm, SignupForm
+from accounts.forms import LoginForm, ProfileForm, SignupForm
 from feed_project.ratelimits import ratelimit
 
 
@@ -42,6 +42,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 @method_decorator(ratelimit("login"), name="post")
 class SiteLoginView(LoginView):
     template_name = "accounts/login.html"
+    authentication_form = LoginForm
     redirect_authenticated_user = True
 
 

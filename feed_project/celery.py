@@ -1,11 +1,52 @@
 """The Celery app: JSON only, configured from Django settings (CELERY_*)."""
 
 import os
+import time
+from typing import Any
 
-from celery import Celery
+from celery import Celery, Task
+from kombu.exceptions import OperationalError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "feed_project.settings")
 
-app = Celery("feed_project")
+# After a publish fails, publishing in this process gives up at once for this
+# long, then one publish tries the broker again. A hung broker costs each
+# attempt SERVICE_TIMEOUT_SECONDS, and one post queues several tasks (fan-out,
+# one per chunk of followers, notifications): without this pause a post by an
+# author with 100,000 followers would wait out twenty timeouts in its request.
+BROKER_PAUSE_SECONDS = 5.0
+
+_failing_until: dict[str, float] = {}  # broker URL -> monotonic time
+
+
+class FailFastTask(Task):
+    """A task whose ``delay``/``apply_async`` fails at once while its broker is known to fail.
+
+    The error is kombu's OperationalError, as for a broker that refuses, so
+    callers' fallbacks (timelines.tasks.enqueue runs the task in process)
+    handle both alike.
+    """
+
+    def apply_async(self, *args: Any, **kwargs: Any) -> Any:
+        if self.app.conf.task_always_eager:
+            return super().apply_async(*args, **kwargs)
+        broker = str(self.app.conf.broker_url)
+        if _failing_until.get(broker, 0.0) > time.monotonic():
+            raise OperationalError(
+                f"the broker failed less than {BROKER_PAUSE_SECONDS:g} s ago: not trying it"
+            )
+        try:
+            return super().apply_async(*args, **kwargs)
+        except (OperationalError, OSError):
+            _failing_until[broker] = time.monotonic() + BROKER_PAUSE_SECONDS
+            raise
+
+
+def forget_broker_failures() -> None:
+    """Try the broker again at the next publish (tests that move or restart it)."""
+    _failing_until.clear()
+
+
+app = Celery("feed_project", task_cls=FailFastTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

@@ -15,6 +15,7 @@ through rather than refusing everyone.
 """
 
 import ipaddress
+import unicodedata
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -25,15 +26,51 @@ from django.shortcuts import render
 from django_ratelimit.core import get_usage
 
 View = Callable[..., HttpResponse]
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 ACTIONS = ("post", "follow", "like", "signup", "login")
 
 
+def _forwarded_for(request: HttpRequest) -> list[str]:
+    """The hops of the request, the farthest first: X-Forwarded-For, then REMOTE_ADDR."""
+    header = str(request.META.get("HTTP_X_FORWARDED_FOR", "") or "")
+    hops = [part.strip() for part in header.split(",") if part.strip()]
+    return [*hops, str(request.META.get("REMOTE_ADDR", "") or "")]
+
+
+def _is_trusted(hop: str, proxies: tuple[IPNetwork, ...]) -> bool:
+    try:
+        address = ipaddress.ip_address(hop)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped  # ::ffff:10.0.0.1 from a dual-stack socket
+    return any(address in network for network in proxies)
+
+
+def client_address(request: HttpRequest) -> str:
+    """The address the request came from: the rightmost hop that is not our own proxy.
+
+    Hops left of that one were written by the client and prove nothing (the
+    leftmost X-Forwarded-For entry is whatever the client sent); with no
+    trusted proxies X-Forwarded-For is not read at all.
+    """
+    proxies = settings.TRUSTED_PROXIES
+    if not proxies:
+        return str(request.META.get("REMOTE_ADDR", "") or "")
+    hops = _forwarded_for(request)
+    if isinstance(proxies, int):
+        # Each of our N proxies appended one hop: the N rightmost are theirs.
+        return hops[max(len(hops) - 1 - proxies, 0)]
+    for hop in reversed(hops):
+        if not _is_trusted(hop, proxies):
+            return hop
+    return hops[0]  # every hop is ours: the request started inside
+
+
 def client_ip(request: HttpRequest) -> str:
-    """The client's address, an IPv6 one cut to its /64 (one home or phone network)."""
-    raw = str(request.META.get(settings.RATELIMIT_IP_META_KEY, "") or "")
-    # X-Forwarded-For style headers list the client first.
-    raw = raw.split(",")[0].strip()
+    """The client's address for per-IP limits, an IPv6 one cut to its /64 (one network)."""
+    raw = client_address(request)
     try:
         address = ipaddress.ip_address(raw)
     except ValueError:
@@ -43,11 +80,25 @@ def client_ip(request: HttpRequest) -> str:
     return str(address)
 
 
+def login_key(username: str) -> str:
+    """The username as the database compares it: every spelling of one account, one key.
+
+    Log-in finds the account with ``UPPER(username) = UPPER(typed)``, and
+    ``UPPER`` maps look-alikes onto ASCII (U+017F long s to ``S``, U+0131
+    dotless i to ``I``); NFKC is what Django's username field does to what is
+    typed. Keying on the upper-cased text (lower-cased again, for readable
+    keys) gives "ka" + two long s, ``KASS`` and ``kass`` one budget of
+    guesses. The log-in form refuses such letters anyway
+    (accounts.forms.LoginForm): this keeps the two in step should the form
+    ever accept them.
+    """
+    return unicodedata.normalize("NFKC", username).strip().upper().lower()[:150]
+
+
 def _user_key(action: str, request: HttpRequest) -> str | None:
     if action == "login":
-        # Per account tried, whoever tries it: case-folded like usernames are.
-        username = request.POST.get("username", "")
-        return username.strip().lower()[:150] or None
+        # Per account tried, whoever tries it.
+        return login_key(str(request.POST.get("username", ""))) or None
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return str(user.pk)

@@ -6,6 +6,7 @@ URL being set. A malformed value stops start-up with ImproperlyConfigured
 naming the variable.
 """
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from urllib.parse import urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -58,8 +61,16 @@ def _read(name: str, reader: str, default: Any, **kwargs: Any) -> Any:
 
 DEBUG: bool = _read("DEBUG", "bool", False)
 SECRET_KEY: str = _read("SECRET_KEY", "str", "")
-if not SECRET_KEY:
-    # Local development only: production sets SECRET_KEY (check --deploy says so).
+if not SECRET_KEY.strip():
+    if not DEBUG:
+        # A key everyone can read signs everyone's sessions: never run on one
+        # by accident. `make run` passes a development key; tests/settings.py too.
+        raise ImproperlyConfigured(
+            "Environment variable SECRET_KEY must be set when DEBUG is off: a long random "
+            "string, e.g. the output of "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'. "
+            "For local development set DEBUG=1 (or use `make run`)."
+        )
     SECRET_KEY = "django-insecure-local-development-key-not-for-production-use-0123456789"
 
 ALLOWED_HOSTS: list[str] = _read("ALLOWED_HOSTS", "list", ["127.0.0.1", "localhost"])
@@ -88,6 +99,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "accounts.middleware.LastActiveMiddleware",
+    "accounts.middleware.PrivateCacheMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -133,6 +145,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Timeouts of every client of Redis and the broker -------------------------
+# A service that accepts connections but never answers (a paused VM, a
+# black-holed network) must cost a request seconds, not gunicorn's 30 s kill:
+# the broker's client gives up after SERVICE_TIMEOUT_SECONDS, connecting or
+# waiting for a reply, and the task runs in process (timelines.tasks.enqueue).
+# The cache is read on page views, several times a page, and a miss is served
+# from PostgreSQL: its client waits a third of that.
+SERVICE_TIMEOUT_SECONDS: float = _read("SERVICE_TIMEOUT_SECONDS", "float", 1.5)
+if not 0 < SERVICE_TIMEOUT_SECONDS <= 60:
+    raise ImproperlyConfigured(
+        "Environment variable SERVICE_TIMEOUT_SECONDS must be a number of seconds "
+        f"above 0 and at most 60, not {SERVICE_TIMEOUT_SECONDS!r}"
+    )
+
 # --- Redis: cache and broker, both switched on by REDIS_URL -------------------
 REDIS_URL: str = _read("REDIS_URL", "str", "")
 if REDIS_URL:
@@ -146,9 +172,10 @@ if REDIS_URL:
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "feed",
             "OPTIONS": {
-                # A Redis that is down must cost a page milliseconds, not seconds.
-                "SOCKET_CONNECT_TIMEOUT": 0.25,
-                "SOCKET_TIMEOUT": 0.5,
+                # A Redis that is down or hung must cost a page milliseconds,
+                # not seconds (0.25 and 0.5 s by default).
+                "SOCKET_CONNECT_TIMEOUT": SERVICE_TIMEOUT_SECONDS / 6,
+                "SOCKET_TIMEOUT": SERVICE_TIMEOUT_SECONDS / 3,
                 "IGNORE_EXCEPTIONS": True,
             },
         }
@@ -170,14 +197,27 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Publishing to a broker that is down must fail fast so the post still lands.
+# Publishing to a broker that is down or hung must fail fast so the post
+# still lands: one retry of the connection (max_retries), socket timeouts on
+# every read and write, no retry of the publish itself. After a failure the
+# process stops trying the broker for a few seconds (feed_project.celery).
 # An unacknowledged task (its worker died) is handed out again after the
 # visibility timeout: fan-out tasks take seconds, so minutes is plenty.
+CELERY_BROKER_CONNECTION_TIMEOUT = SERVICE_TIMEOUT_SECONDS  # connecting to RabbitMQ
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "max_retries": 1,
     "interval_start": 0,
     "interval_step": 0.2,
     "visibility_timeout": _read("CELERY_VISIBILITY_TIMEOUT", "int", 300),
+    # Redis as broker (kombu's redis transport hands these to redis-py).
+    "socket_connect_timeout": SERVICE_TIMEOUT_SECONDS,
+    "socket_timeout": SERVICE_TIMEOUT_SECONDS,
+    # A worker's BRPOP waits this long for a message: it must answer before
+    # the socket timeout does (kombu's default is 1 s).
+    "brpop_timeout": min(1.0, SERVICE_TIMEOUT_SECONDS / 2),
+    # RabbitMQ (py-amqp's Connection takes these).
+    "read_timeout": SERVICE_TIMEOUT_SECONDS,
+    "write_timeout": SERVICE_TIMEOUT_SECONDS,
 }
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BEAT_SCHEDULE = {
@@ -283,9 +323,30 @@ RATELIMIT_RATES: dict[str, tuple[str, str]] = {
     "signup": ("", _rate("RATELIMIT_SIGNUP_IP", "10/h")),
     "login": (_rate("RATELIMIT_LOGIN", "10/m"), _rate("RATELIMIT_LOGIN_IP", "30/m")),
 }
-# Behind a reverse proxy REMOTE_ADDR is the proxy: name the request.META key
-# that carries the client's address instead (e.g. HTTP_X_REAL_IP).
-RATELIMIT_IP_META_KEY: str = _read("RATELIMIT_IP_META_KEY", "str", "REMOTE_ADDR")
+
+
+# Behind reverse proxies REMOTE_ADDR is the nearest proxy, and each proxy
+# appends the address it got the request from to X-Forwarded-For. Only the
+# hops added by our own proxies can be believed (a client may send any
+# X-Forwarded-For it likes), so per-IP limits take the rightmost address that
+# is not one of ours (feed_project.ratelimits.client_ip). TRUSTED_PROXIES is
+# either how many proxies stand in front of the site ("1": a load balancer)
+# or a comma list of their addresses and networks ("10.0.0.0/8,192.0.2.7").
+# Unset or "0": none, the client is REMOTE_ADDR and X-Forwarded-For is ignored.
+def _trusted_proxies(name: str) -> int | tuple[IPNetwork, ...]:
+    raw: str = _read(name, "str", "").strip()
+    if re.fullmatch(r"[0-9]+", raw) or not raw:
+        return int(raw or 0)
+    try:
+        return tuple(ipaddress.ip_network(part.strip()) for part in raw.split(","))
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            f"Environment variable {name} must be a number of proxies such as 1 or a "
+            f"comma list of addresses or networks such as 10.0.0.0/8,192.0.2.7: {exc}"
+        ) from exc
+
+
+TRUSTED_PROXIES: int | tuple[IPNetwork, ...] = _trusted_proxies("TRUSTED_PROXIES")
 RATELIMIT_FAIL_OPEN = True
 
 # django-csp 4: no inline script or style anywhere, so no 'unsafe-inline'.

@@ -1,9 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from feed_project.health import healthz
 from posts.search_views import search_page
 
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),  # for load balancers: no login, no slash
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
     path("search/", search_page, name="search"),

@@ -3,6 +3,7 @@ from django.contrib.auth import get_user_model
 
 from accounts.models import User
 from tests.conftest import PASSWORD
+from tests.factories import UserFactory
 
 SIGNUP = "/accounts/signup/"
 LOGIN = "/accounts/login/"
@@ -127,6 +128,36 @@ def test_login_with_a_wrong_password_shows_an_error(client, alice):
     assert response.status_code == 200
     assert response.context["form"].non_field_errors()
     assert not response.context["user"].is_authenticated
+
+
+LONG_S, DOTLESS_I = "\u017f", "\u0131"  # PostgreSQL's UPPER() makes them S and I
+
+
+def full_width(text: str) -> str:
+    return "".join(chr(ord(letter) + 0xFEE0) for letter in text)
+
+
+@pytest.mark.parametrize(
+    "look_alike",
+    [f"ka{LONG_S}{LONG_S}", f"KA{LONG_S}S", f"KAS{DOTLESS_I}", full_width("kass"), "kass\u200b"],
+)
+def test_login_refuses_look_alike_letters_even_with_the_right_password(db, client, look_alike):
+    UserFactory(username="kass")
+    UserFactory(username="kasi")
+
+    response = client.post(LOGIN, {"username": look_alike, "password": PASSWORD})
+
+    assert response.status_code == 200
+    assert "username" in response.context["form"].errors
+    assert "_auth_user_id" not in client.session
+
+
+def test_login_still_takes_the_real_name_in_any_case(client, db):
+    UserFactory(username="kass")
+
+    response = client.post(LOGIN, {"username": "KASS", "password": PASSWORD})
+
+    assert response["Location"] == "/"
 
 
 def test_logout_by_get_is_refused(alice_client):

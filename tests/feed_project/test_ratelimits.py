@@ -122,6 +122,35 @@ def test_login_is_limited_per_username_tried_from_many_addresses(alice):
     assert "_auth_user_id" not in client.session
 
 
+LONG_S, DOTLESS_I = "\u017f", "\u0131"  # PostgreSQL's UPPER() makes them S and I
+FULL_WIDTH_ALICE = "".join(chr(ord(letter) + 0xFEE0) for letter in "alice")
+
+
+@pytest.mark.parametrize("look_alike", [f"AL{DOTLESS_I}CE", f"al{DOTLESS_I}ce", FULL_WIDTH_ALICE])
+def test_look_alike_usernames_share_the_accounts_budget_and_never_sign_in(alice, look_alike):
+    statuses = []
+    for n, username in enumerate(["alice", "ALICE", "alice", look_alike]):
+        client = Client(REMOTE_ADDR=f"203.0.113.{n + 1}")
+        data = {"username": username, "password": "wrong-guess"}
+        statuses.append(client.post(reverse("accounts:login"), data).status_code)
+    assert statuses == [200, 200, 200, 429]
+    client = Client(REMOTE_ADDR="203.0.113.99")
+    data = {"username": look_alike, "password": PASSWORD}
+    assert client.post(reverse("accounts:login"), data).status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+def test_the_long_s_look_alike_spends_the_budget_of_the_real_name(db):
+    """Two long s once signed in as kass with a fresh budget of guesses."""
+    UserFactory(username="kass")
+    statuses = []
+    for n, username in enumerate([f"ka{LONG_S}{LONG_S}", "KASS", f"ka{LONG_S}s", "kass"]):
+        client = Client(REMOTE_ADDR=f"203.0.113.{n + 1}")
+        data = {"username": username, "password": "wrong-guess"}
+        statuses.append(client.post(reverse("accounts:login"), data).status_code)
+    assert statuses == [200, 200, 200, 429]
+
+
 def test_limits_are_off_with_ratelimit_enabled_false(alice_client):
     with override_settings(RATELIMIT_ENABLED=False):
         assert {_post_text(alice_client, n) for n in range(8)} == {302}
@@ -193,3 +222,102 @@ def test_likes_and_reposts_share_the_like_limit(alice_client, carol):
     ]
     assert statuses == [302, 302, 302, 429]
     assert Post.objects.filter(repost_of=post, deleted_at__isnull=True).count() == 1
+
+
+# --- The client's address behind proxies (TRUSTED_PROXIES) --------------------
+
+
+def _address(trusted, remote_addr: str, forwarded_for: str | None = None) -> str:
+    from django.test import RequestFactory
+
+    from feed_project.ratelimits import client_ip
+
+    meta = {"REMOTE_ADDR": remote_addr}
+    if forwarded_for is not None:
+        meta["HTTP_X_FORWARDED_FOR"] = forwarded_for
+    with override_settings(TRUSTED_PROXIES=trusted):
+        return client_ip(RequestFactory().post("/", **meta))
+
+
+def _networks(*texts: str):
+    import ipaddress
+
+    return tuple(ipaddress.ip_network(text) for text in texts)
+
+
+def test_with_no_trusted_proxy_x_forwarded_for_is_ignored():
+    assert _address(0, "192.0.2.1", "198.51.100.5") == "192.0.2.1"
+
+
+@pytest.mark.parametrize("trusted", [1, _networks("10.0.0.0/8")])
+def test_behind_one_proxy_the_client_is_the_hop_it_appended(trusted):
+    assert _address(trusted, "10.0.0.2", "198.51.100.5") == "198.51.100.5"
+
+
+@pytest.mark.parametrize("trusted", [1, _networks("10.0.0.2")])
+def test_a_spoofed_leftmost_address_is_ignored(trusted):
+    # The client sent "X-Forwarded-For: 203.0.113.66"; the proxy appended the real peer.
+    assert _address(trusted, "10.0.0.2", "203.0.113.66, 198.51.100.5") == "198.51.100.5"
+
+
+def test_a_count_of_two_proxies_skips_two_hops():
+    forwarded = "203.0.113.66, 198.51.100.5, 10.0.0.9"
+    assert _address(2, "10.0.0.2", forwarded) == "198.51.100.5"
+
+
+def test_a_list_of_proxies_walks_left_past_every_one_of_them():
+    trusted = _networks("10.0.0.0/8", "2001:db8:ffff::/48")
+    forwarded = "203.0.113.66, 198.51.100.5, 10.1.2.3, 2001:db8:ffff::7"
+    assert _address(trusted, "::ffff:10.0.0.2", forwarded) == "198.51.100.5"
+
+
+def test_a_request_from_a_trusted_address_itself_is_not_read_through_a_missing_header():
+    assert _address(1, "10.0.0.2") == "10.0.0.2"
+    assert _address(_networks("10.0.0.0/8"), "10.0.0.2") == "10.0.0.2"
+
+
+def test_a_request_sent_straight_to_the_site_cannot_name_its_own_address():
+    """Not from a listed proxy: REMOTE_ADDR is the client, whatever the header says."""
+    assert _address(_networks("10.0.0.0/8"), "192.0.2.1", "198.51.100.5") == "192.0.2.1"
+
+
+def test_spoofed_addresses_behind_a_proxy_share_the_real_clients_limit(alice):
+    statuses = []
+    with override_settings(TRUSTED_PROXIES=1):
+        for n in range(6):
+            client = Client(
+                REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR=f"203.0.113.{n}, 192.0.2.50"
+            )
+            data = {"username": f"nobody{n}", "password": "wrong-guess"}
+            statuses.append(client.post(reverse("accounts:login"), data).status_code)
+    assert statuses == [200] * 5 + [429]  # five per IP (RATES), one real client
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("", 0),
+        ("0", 0),
+        ("1", 1),
+        (" 2 ", 2),
+        ("10.0.0.0/8", ("10.0.0.0/8",)),
+        ("192.0.2.7, 2001:db8::/32", ("192.0.2.7/32", "2001:db8::/32")),
+    ],
+)
+def test_settings_read_trusted_proxies_as_a_count_or_a_list(monkeypatch, value, expected):
+    from feed_project import settings as settings_module
+
+    monkeypatch.setenv("TRUSTED_PROXIES", value)
+    read = settings_module._trusted_proxies("TRUSTED_PROXIES")
+    assert read == expected if isinstance(expected, int) else tuple(map(str, read)) == expected
+
+
+@pytest.mark.parametrize("value", ["-1", "one", "10.0.0.0/33", "10.0.0.1,", "10.0.0.1/8"])
+def test_settings_refuse_malformed_trusted_proxies_naming_the_variable(monkeypatch, value):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from feed_project import settings as settings_module
+
+    monkeypatch.setenv("TRUSTED_PROXIES", value)
+    with pytest.raises(ImproperlyConfigured, match="TRUSTED_PROXIES"):
+        settings_module._trusted_proxies("TRUSTED_PROXIES")

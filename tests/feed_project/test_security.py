@@ -63,6 +63,7 @@ READ_ONLY = {
     "@<>/",
     "@<>/followers/",
     "@<>/following/",
+    "healthz",
 }
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
 

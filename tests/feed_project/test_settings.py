@@ -24,6 +24,8 @@ READ_BY_SETTINGS = (
     "HTTPS",
     "RATELIMIT_ENABLED",
     "FEED_INBOX_CAP",
+    "TRUSTED_PROXIES",
+    "SERVICE_TIMEOUT_SECONDS",
 )
 REPORT = (
     "import json, django; django.setup(); from django.conf import settings as s; "
@@ -33,16 +35,22 @@ REPORT = (
 )
 
 
-def start(code: str, **environment: str) -> subprocess.CompletedProcess[str]:
+# Start-up refuses to run without SECRET_KEY when DEBUG is off: most cases give one.
+A_KEY = "a-secret-key-for-these-start-up-tests-only-0123456789"
+
+
+def start(code: str, **environment: str | None) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter; a variable given as None is left unset."""
     env = {key: value for key, value in os.environ.items() if key not in READ_BY_SETTINGS}
     env["DJANGO_SETTINGS_MODULE"] = "feed_project.settings"
-    env.update(environment)
+    env.update({"SECRET_KEY": A_KEY, **environment})
+    env = {key: value for key, value in env.items() if value is not None}
     return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
     )
 
 
-def test_with_no_environment_the_site_runs_on_sqlite_with_eager_celery_and_no_redis():
+def test_with_no_environment_but_a_key_the_site_runs_on_sqlite_with_eager_celery_and_no_redis():
     started = start(REPORT)
     assert started.returncode == 0, started.stderr
     report = json.loads(started.stdout)
@@ -69,6 +77,9 @@ def test_ratelimit_enabled_0_turns_rate_limits_off():
         ("REDIS_URL", "foo"),
         ("RATELIMIT_ENABLED", "enabled"),
         ("DEBUG", "perhaps"),
+        ("TRUSTED_PROXIES", "the load balancer"),
+        ("SERVICE_TIMEOUT_SECONDS", "soon"),
+        ("SERVICE_TIMEOUT_SECONDS", "0"),
     ],
 )
 def test_a_malformed_variable_stops_start_up_with_a_message_naming_it(variable, value):
@@ -76,3 +87,43 @@ def test_a_malformed_variable_stops_start_up_with_a_message_naming_it(variable, 
     assert started.returncode != 0
     assert "ImproperlyConfigured" in started.stderr
     assert variable in started.stderr.strip().splitlines()[-1]
+
+
+def test_start_up_refuses_a_missing_secret_key_when_debug_is_off():
+    for debug in (None, "0"):
+        started = start("import django; django.setup()", SECRET_KEY=None, DEBUG=debug)
+        assert started.returncode != 0
+        last_line = started.stderr.strip().splitlines()[-1]
+        assert "ImproperlyConfigured" in last_line
+        assert "SECRET_KEY must be set when DEBUG is off" in last_line
+
+
+def test_start_up_refuses_a_blank_secret_key_when_debug_is_off():
+    started = start("import django; django.setup()", SECRET_KEY="   ")
+    assert started.returncode != 0
+    assert "SECRET_KEY must be set" in started.stderr
+
+
+def test_debug_on_without_a_secret_key_starts_on_the_development_key():
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"
+    started = start(code, SECRET_KEY=None, DEBUG="1")
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.strip() == "True"
+
+
+def test_make_run_starts_with_no_environment():
+    """`make run` needs nothing but Python: its commands carry a development key."""
+    clean = {key: value for key, value in os.environ.items() if key not in READ_BY_SETTINGS}
+    clean.pop("DJANGO_SETTINGS_MODULE", None)
+    planned = subprocess.run(
+        ["make", "-n", "run"], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
+    )
+    assert planned.returncode == 0, planned.stderr
+    migrate = next(line for line in planned.stdout.splitlines() if "manage.py migrate" in line)
+    # The same command line, checking the project instead of migrating it.
+    check = migrate.replace("migrate --noinput", "check")
+    checked = subprocess.run(
+        ["bash", "-c", check], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert "no issues" in checked.stdout
