@@ -29,6 +29,7 @@ run: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 # The browser tests drive Debian's chromium (browsers cannot be downloaded here);
 # a CJK font lets the screenshots show Chinese posts as text, not boxes.

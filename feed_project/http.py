@@ -5,10 +5,18 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 
 def safe_next(request: HttpRequest) -> str | None:
-    """The ``next`` field when it points back into this site, else None."""
+    """The ``next`` field when it is a path on this site, else None.
+
+    A path: "home" or "@alice" would be followed relative to the page that
+    posted them (``/@alice/follow/home``).
+    """
     target = request.POST.get("next") or request.GET.get("next")
-    if target and url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    if (
+        target
+        and target.startswith("/")
+        and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
     ):
         return target
     return None

@@ -247,7 +247,7 @@ def test_signup_form(db, username, display_name, password):
     response = client.post("/accounts/signup/", data)
     _assert_sane(response, before, refused_if_200=True)
     if response.status_code == 302:
-        user = User.objects.get(username=username)
+        user = User.objects.get(username=username.strip())  # the form strips whitespace
         page = client.get(f"/@{user.username}/")
         assert page.status_code == 200
         _assert_escaped(page.content.decode(), user.display_name)
@@ -404,3 +404,5 @@ def test_a_next_field_that_is_not_a_path_is_not_a_500(cast, view, next_url):
     client.raise_request_exception = False
     response = client.post(url, {"next": next_url, "reason": "spam"})
     assert response.status_code == 302
+    assert response["Location"].startswith("/"), response["Location"]
+    assert not response["Location"].endswith(next_url)

@@ -13,10 +13,11 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from celery import Task, shared_task
+from celery import shared_task
 from django.db import DatabaseError
 from kombu.exceptions import OperationalError as BrokerError
 
+from feed_project.celery import FailFastTask
 from timelines import fanout
 from timelines.fanout import Chunk
 from timelines.inbox import Inbox
@@ -24,8 +25,9 @@ from timelines.inbox import Inbox
 logger = logging.getLogger(__name__)
 
 
-class FeedTask(Task):
-    """Acks late, retried on database errors, every failure logged with its arguments."""
+class FeedTask(FailFastTask):
+    """Acks late, retried on database errors, every failure logged with its arguments;
+    publishing fails fast while the broker is known to fail (FailFastTask)."""
 
     acks_late = True
     autoretry_for = (DatabaseError,)

@@ -21,7 +21,7 @@ from django.test import Client, override_settings
 from accounts.models import User
 from tests.private_redis import broker_at, private_redis
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CLOSED_PORT = "redis://127.0.0.1:1/0"
 
 

@@ -92,7 +92,7 @@ def test_posting_with_the_broker_frozen_answers_fast_and_delivers_in_process(
     post = Post.objects.get(author=author)
     assert FanOut.objects.get(pk=post.pk).finished_at is not None
     delivered = InboxEntry.objects.filter(timeline_key=post.timeline_key)
-    assert set(delivered.values_list("owner_id", flat=True)) >= {r.pk for r in readers}
+    assert set(delivered.values_list("reader_id", flat=True)) >= {r.pk for r in readers}
     client.force_login(readers[0])
     assert f'data-post-id="{post.pk}"' in client.get("/").content.decode()
 
