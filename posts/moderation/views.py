@@ -13,6 +13,8 @@ from accounts.models import User
 from feed_project.http import redirect_back
 from posts import selectors
 from posts.moderation import services as moderation
+from posts.visibility import may_see
+from relations.visibility import is_blocked_either_way
 
 THANKS = "Thanks, a moderator will look at it."
 
@@ -32,7 +34,9 @@ def _reason(request: HttpRequest) -> str:
 @login_required
 def report_post(request: HttpRequest, post_id: str) -> HttpResponse:
     post = selectors.get_visible_post(post_id)
-    if post is None:
+    # A post the reporter may not see (blocked either way) is one that does not
+    # exist, as for every other action on it.
+    if post is None or not may_see(request.user.pk, post):
         raise Http404("No such post.")
     if post.author_id == request.user.pk:
         raise BadRequest("You cannot report your own post.")
@@ -47,6 +51,8 @@ def report_user(request: HttpRequest, username: str) -> HttpResponse:
     person = get_object_or_404(User, username__iexact=username, is_active=True)
     if person.pk == request.user.pk:
         raise BadRequest("You cannot report yourself.")
+    if is_blocked_either_way(request.user.pk, person.pk):
+        raise Http404("No such person.")
     moderation.report(reporter=request.user, user=person, reason=_reason(request))
     messages.success(request, THANKS)
     return redirect_back(request, reverse("posts:profile", args=[person.username]))

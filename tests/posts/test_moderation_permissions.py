@@ -6,6 +6,7 @@ from accounts.models import User
 from posts.models import ModerationLog, Post, Report
 from posts.moderation import services as moderation
 from posts.services import create_post
+from relations.services import block
 from tests.factories import UserFactory
 
 # Nothing here depends on PostgreSQL: the embedded default moderates too.
@@ -218,3 +219,17 @@ def test_a_report_is_always_filed_by_the_signed_in_user(client, alice, bob, caro
 
     report = Report.objects.get()
     assert (report.reporter, report.user, report.post) == (bob, alice, post)
+
+
+@pytest.mark.parametrize("blocker", ["author", "reporter"])
+def test_reports_honour_blocks_either_way(client, alice, carol, post, blocker):
+    """A post or person the reporter may not see is a 404, as for every other action."""
+    if blocker == "author":
+        block(user=alice, target=carol)
+    else:
+        block(user=carol, target=alice)
+    client.force_login(carol)
+
+    assert client.post(f"/posts/{post.pk}/report/", {"reason": "spam"}).status_code == 404
+    assert client.post("/@alice/report/", {"reason": "spam"}).status_code == 404
+    assert not Report.objects.exists()
