@@ -8,11 +8,10 @@ import logging
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
-from relations.models import Followee
+from relations.visibility import followed_or_self
 from timelines import inbox, pull
 from timelines.entries import FeedItem, hydrate
 from timelines.inbox import Inbox
@@ -53,12 +52,8 @@ def _with_timeout(query, *args, **kwargs) -> list[str] | None:
 
 def _pulled_authors(reader_id: int) -> list[int]:
     """The pull-delivered authors among the reader's followees and the reader."""
-    followees = Followee.objects.filter(user_id=reader_id).values("followee_id")
-    return list(
-        PullAuthor.objects.filter(Q(author_id__in=followees) | Q(author_id=reader_id)).values_list(
-            "author_id", flat=True
-        )
-    )
+    pulled = PullAuthor.objects.filter(followed_or_self(reader_id, "author_id"))
+    return list(pulled.values_list("author_id", flat=True))
 
 
 def _window(

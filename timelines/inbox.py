@@ -1,4 +1,4 @@
-"""A reader's inbox: the PostgreSQL table of timeline keys and its Redis cache, one owner.
+"""A reader's inbox: the PostgreSQL table of timeline keys and its Redis cache, under one owner.
 
 Seed 002's sync store. Everything that reads or writes an inbox comes through
 here (Mastodon's FeedManager owns "a feed" the same way); ``timelines.cache``
@@ -21,8 +21,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from feed_project.pagination import Cursor
-from relations.models import Followee
 from relations.selectors import followee_ids, is_following
+from relations.visibility import sql_followed_or_self
 from timelines import cache, pull
 from timelines.cache import CachedInbox
 from timelines.models import CacheGeneration, InboxEntry, InboxState, PullAuthor
@@ -190,9 +190,8 @@ class OpenInbox:
 _STATE_SQL = """
 SELECT s.built_at,
   (SELECT g.value FROM {generation} g WHERE g.id = 1),
-  EXISTS (SELECT 1 FROM {pull} pa WHERE pa.author_id = %(reader)s OR pa.author_id IN (
-            SELECT f.followee_id FROM {followee} f WHERE f.user_id = %(reader)s))
-FROM {state} s WHERE s.reader_id = %(reader)s
+  EXISTS (SELECT 1 FROM {pull} pa WHERE {followed})
+FROM {state} s WHERE s.reader_id = %(viewer)s
 """
 
 
@@ -201,11 +200,11 @@ def _read_state(reader_id: int) -> OpenInbox | None:
     sql = _STATE_SQL.format(
         generation=CacheGeneration._meta.db_table,
         pull=PullAuthor._meta.db_table,
-        followee=Followee._meta.db_table,
+        followed=sql_followed_or_self("pa.author_id"),
         state=InboxState._meta.db_table,
     )
     with connection.cursor() as db:
-        db.execute(sql, {"reader": reader_id})
+        db.execute(sql, {"viewer": reader_id})
         row = db.fetchone()
     if row is None or row[0] is None:
         return None

@@ -84,7 +84,7 @@ def _inbox_keys(reader_id: int) -> list[str]:
 
 def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, list[Verdict]]:
     """Figure 3: Inbox.rebuild of an inactive reader, beside the set-based raw limit."""
-    owners = _Cycle(world.idle_ids)
+    readers = _Cycle(world.idle_ids)
     first = world.idle_ids[0]
     _forget_inbox(first)
     pulled = Inbox(first).rebuild()
@@ -94,25 +94,25 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
     same = _inbox_keys(first) == kept
 
     def forget_next() -> None:
-        _forget_inbox(owners.next())
+        _forget_inbox(readers.next())
 
     log(f"rebuild: Inbox.rebuild x {options.rebuild_runs}")
     rebuild, rebuild_queries = measure_and_count(
-        lambda: Inbox(owners.current).rebuild(),
+        lambda: Inbox(readers.current).rebuild(),
         samples=options.rebuild_runs,
         warmup=options.rebuild_warmup,
         setup=forget_next,
     )
     log(f"rebuild: raw limit x {options.rebuild_runs}")
     raw, raw_queries = measure_and_count(
-        lambda: raw_rebuild(owners.current),
+        lambda: raw_rebuild(readers.current),
         samples=options.rebuild_runs,
         warmup=options.rebuild_warmup,
         setup=forget_next,
     )
-    for owner in world.idle_ids:  # leave every idle reader as a rebuild leaves it
-        _forget_inbox(owner)
-        Inbox(owner).rebuild()
+    for reader in world.idle_ids:  # leave every idle reader as a rebuild leaves it
+        _forget_inbox(reader)
+        Inbox(reader).rebuild()
 
     reader_following = User.objects.values_list("following_count", flat=True).get(pk=first)
     table = Table(

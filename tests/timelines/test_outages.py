@@ -125,8 +125,8 @@ def shown_post_ids(response) -> list[str]:
     return re.findall(r'data-post-id="([0-9A-Za-z]+)"', response.content.decode())
 
 
-def in_inbox(owner: User, key: str) -> bool:
-    return InboxEntry.objects.filter(reader_id=owner.pk, timeline_key=key).exists()
+def in_inbox(reader: User, key: str) -> bool:
+    return InboxEntry.objects.filter(reader_id=reader.pk, timeline_key=key).exists()
 
 
 @pytest.mark.django_db
