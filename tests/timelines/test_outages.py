@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
-import kombu.pools
 import pytest
 from django.conf import settings
 from django.test import override_settings
@@ -33,12 +32,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from accounts.models import User
 from accounts.services import refresh_last_active
-from feed_project.celery import app as celery_app
 from feed_project.pagination import Cursor
 from posts.models import Post
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
+from tests.private_redis import broker_at
 from timelines import cache
 from timelines.cache import CachedInbox
 from timelines.feed import home_feed
@@ -62,32 +61,6 @@ def redis_at_closed_port() -> Iterator[None]:
             get_redis_connection("default").ping()
         yield
     get_redis_connection("default").ping()  # back to the real Redis
-
-
-def drop_publisher_pools() -> None:
-    """Forget the broker connections, as Celery does after a fork (Celery._after_fork)."""
-    # kombu keeps the pools in a process-wide registry: close them and empty it,
-    # or the next publish to the same URL would get a closed pool.
-    kombu.pools.reset()
-    celery_app._pool = None
-    amqp = celery_app.__dict__.get("amqp")
-    if amqp is not None:
-        amqp._producer_pool = None
-
-
-@contextmanager
-def broker_at_closed_port() -> Iterator[None]:
-    """Publish for real (not eagerly) to a broker that refuses connections."""
-    previous = celery_app.conf.broker_url
-    celery_app.conf.broker_url = CLOSED_PORT
-    celery_app.conf.task_always_eager = False
-    drop_publisher_pools()
-    try:
-        yield
-    finally:
-        celery_app.conf.broker_url = previous
-        celery_app.conf.task_always_eager = True
-        drop_publisher_pools()
 
 
 @pytest.fixture
@@ -265,7 +238,7 @@ def test_posting_with_the_broker_down_commits_and_delivers_in_process(client, ca
     assert feed_keys(reader) == []  # builds the reader's inbox
     client.force_login(author)
 
-    with broker_at_closed_port(), caplog.at_level(logging.WARNING, logger="timelines.tasks"):
+    with broker_at(CLOSED_PORT), caplog.at_level(logging.WARNING, logger="timelines.tasks"):
         started = time.monotonic()
         response = client.post("/posts/new/", {"text": "the broker is down"})
         elapsed = time.monotonic() - started
