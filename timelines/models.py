@@ -80,9 +80,11 @@ class PullAuthor(models.Model):
 class FanOut(models.Model):
     """The delivery of one post: an outbox row written with the post, and its lag.
 
-    Written in the post's own transaction (post_save), so a post whose task
-    never ran is found by the sweeper. ``finished_at - created_at`` is the
-    fan-out lag.
+    Written in the post's own transaction (``post_created``), so a post whose
+    plan never ran is found by the sweeper; the plan records each chunk as a
+    ``PendingTask``. ``chunks_done`` counts distinct chunks (a chunk run twice
+    counts once), and ``finished_at`` is set when no chunk is left pending.
+    ``finished_at - created_at`` is the fan-out lag.
     """
 
     class Mode(models.TextChoices):
