@@ -123,10 +123,6 @@ class Claim:
         return bool(deleted)
 
 
-def is_pending(task: Task | str, *args: Any) -> bool:
-    return Call.of(task, args).row().exists()
-
-
 def pending_with_prefix(task: str, owner: int, *first_args: Any) -> bool:
     """Whether a call of ``task`` for ``owner`` whose arguments start so is pending."""
     prefix = encode(first_args)[:-1] + ","
