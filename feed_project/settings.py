@@ -220,8 +220,23 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "write_timeout": SERVICE_TIMEOUT_SECONDS,
 }
 CELERY_TASK_PUBLISH_RETRY = False
+# Every change to an inbox is recorded in an outbox with the change; what its
+# task has not done FEED_SWEEP_AFTER_SECONDS later (a lost message, a dead
+# worker) is queued again. A shorter delay recovers sooner and queues again
+# more tasks that were merely waiting in a long queue (they are idempotent).
+# The sweep is two index scans of small tables: every 15 seconds costs nothing.
+FEED_SWEEP_AFTER_SECONDS: int = _read("FEED_SWEEP_AFTER_SECONDS", "int", 60)
+if FEED_SWEEP_AFTER_SECONDS < 1:
+    raise ImproperlyConfigured(
+        "Environment variable FEED_SWEEP_AFTER_SECONDS must be a number of seconds, at least 1, "
+        f"not {FEED_SWEEP_AFTER_SECONDS!r}"
+    )
+FEED_SWEEP_EVERY_SECONDS = 15.0
 CELERY_BEAT_SCHEDULE = {
-    "sweep-undelivered-posts": {"task": "timelines.sweep_undelivered", "schedule": 60.0},
+    "sweep-undelivered-posts": {
+        "task": "timelines.sweep_undelivered",
+        "schedule": FEED_SWEEP_EVERY_SECONDS,
+    },
 }
 
 # --- Timelines: the knobs of delivery (docs/ARCHITECTURE.md) ------------------

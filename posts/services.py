@@ -1,5 +1,3 @@
-from functools import partial
-
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -26,15 +24,12 @@ def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
         text=text,
         **links,
     )
-    transaction.on_commit(
-        partial(
-            post_created.send,
-            sender=Post,
-            post_id=post.pk,
-            author_id=author.pk,
-            in_reply_to_id=post.in_reply_to_id,
-            repost_of_id=post.repost_of_id,
-        )
+    post_created.send(
+        sender=Post,
+        post_id=post.pk,
+        author_id=author.pk,
+        in_reply_to_id=post.in_reply_to_id,
+        repost_of_id=post.repost_of_id,
     )
     return post
 
@@ -89,9 +84,7 @@ def delete_post(*, post: Post) -> bool:
             Post.objects.filter(pk=post.repost_of_id).update(repost_count=F("repost_count") - 1)
         if post.in_reply_to_id:
             Post.objects.filter(pk=post.in_reply_to_id).update(reply_count=F("reply_count") - 1)
-        transaction.on_commit(
-            partial(post_deleted.send, sender=Post, post_id=post.pk, author_id=post.author_id)
-        )
+        post_deleted.send(sender=Post, post_id=post.pk, author_id=post.author_id)
     return True
 
 
@@ -113,15 +106,7 @@ def like(*, user: User, post: Post) -> bool:
             inserted = db.rowcount == 1
         if inserted:
             Post.objects.filter(pk=post.pk).update(like_count=F("like_count") + 1)
-            transaction.on_commit(
-                partial(
-                    post_liked.send,
-                    sender=Post,
-                    post_id=post.pk,
-                    author_id=post.author_id,
-                    user_id=user.pk,
-                )
-            )
+            post_liked.send(sender=Post, post_id=post.pk, author_id=post.author_id, user_id=user.pk)
     return inserted
 
 

@@ -1,4 +1,8 @@
-"""Events of posts, sent from transaction.on_commit.
+"""Events of posts, sent inside the transaction that makes the change.
+
+A listener that writes rows writes them in that transaction (they commit or
+roll back with the change); one that acts outside the database (a task, a
+cache) does it from ``transaction.on_commit``.
 
 post_created kwargs: post_id, author_id, in_reply_to_id, repost_of_id (a repost
 is a post of the reposter). post_deleted kwargs: post_id, author_id.

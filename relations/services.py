@@ -1,5 +1,3 @@
-from functools import partial
-
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -39,11 +37,7 @@ def follow(*, follower: User, followee: User) -> bool:
         Follower.objects.create(user_id=followee.pk, follower_id=follower.pk, created_at=now)
         User.objects.filter(pk=follower.pk).update(following_count=F("following_count") + 1)
         User.objects.filter(pk=followee.pk).update(followers_count=F("followers_count") + 1)
-        transaction.on_commit(
-            partial(
-                followed.send, sender=Followee, follower_id=follower.pk, followee_id=followee.pk
-            )
-        )
+        followed.send(sender=Followee, follower_id=follower.pk, followee_id=followee.pk)
     return True
 
 
@@ -54,9 +48,7 @@ def _unfollow_locked(follower_id: int, followee_id: int) -> bool:
     Follower.objects.filter(user_id=followee_id, follower_id=follower_id).delete()
     User.objects.filter(pk=follower_id).update(following_count=F("following_count") - 1)
     User.objects.filter(pk=followee_id).update(followers_count=F("followers_count") - 1)
-    transaction.on_commit(
-        partial(unfollowed.send, sender=Followee, follower_id=follower_id, followee_id=followee_id)
-    )
+    unfollowed.send(sender=Followee, follower_id=follower_id, followee_id=followee_id)
     return True
 
 
@@ -78,9 +70,7 @@ def block(*, user: User, target: User) -> bool:
         Block.objects.create(user_id=user.pk, blocked_id=target.pk, created_at=timezone.now())
         _unfollow_locked(user.pk, target.pk)
         _unfollow_locked(target.pk, user.pk)
-        transaction.on_commit(
-            partial(blocked.send, sender=Block, user_id=user.pk, target_id=target.pk)
-        )
+        blocked.send(sender=Block, user_id=user.pk, target_id=target.pk)
     return True
 
 
@@ -98,9 +88,7 @@ def mute(*, user: User, target: User) -> bool:
             user_id=user.pk, muted_id=target.pk, defaults={"created_at": timezone.now()}
         )
         if created:
-            transaction.on_commit(
-                partial(muted.send, sender=Mute, user_id=user.pk, target_id=target.pk)
-            )
+            muted.send(sender=Mute, user_id=user.pk, target_id=target.pk)
     return created
 
 
@@ -108,7 +96,5 @@ def unmute(*, user: User, target: User) -> bool:
     with transaction.atomic():
         deleted, _ = Mute.objects.filter(user_id=user.pk, muted_id=target.pk).delete()
         if deleted:
-            transaction.on_commit(
-                partial(unmuted.send, sender=Mute, user_id=user.pk, target_id=target.pk)
-            )
+            unmuted.send(sender=Mute, user_id=user.pk, target_id=target.pk)
     return bool(deleted)

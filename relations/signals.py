@@ -1,4 +1,8 @@
-"""Events of the follow graph, sent from transaction.on_commit.
+"""Events of the follow graph, sent inside the transaction that makes the change.
+
+A listener that writes rows writes them in that transaction (they commit or
+roll back with the change); one that acts outside the database (a task, a
+cache) does it from ``transaction.on_commit``.
 
 followed, unfollowed kwargs: follower_id, followee_id.
 blocked, muted, unmuted kwargs: user_id, target_id.

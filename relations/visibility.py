@@ -88,3 +88,7 @@ def is_blocked_either_way(a_id: int, b_id: int) -> bool:
     return Block.objects.filter(
         Q(user_id=a_id, blocked_id=b_id) | Q(user_id=b_id, blocked_id=a_id)
     ).exists()
+
+
+def is_muted(viewer_id: int, user_id: int) -> bool:
+    return Mute.objects.filter(user_id=viewer_id, muted_id=user_id).exists()

@@ -5,25 +5,40 @@ or pull (big accounts are pulled at read time) and cuts the followers into
 chunks of FEED_FANOUT_CHUNK by follower id; ``deliver_chunk`` writes one chunk
 with one statement. A deleted post is taken out the same way
 (``plan_removal``, ``remove_chunk``). Each step is idempotent, so tasks may
-run twice. The outbox row (``FanOut``) written with the post lets the sweeper
-find deliveries that never finished (``undelivered_posts``).
+run twice.
+
+Nothing is lost with a message: the ``FanOut`` row is written with the post,
+and each planned chunk is a row of the outbox (``timelines.outbox``) written
+with the plan and deleted when the chunk is delivered. A fan-out finishes
+when no chunk of it is left in the outbox, so a chunk delivered twice counts
+once. The sweeper queues again what was left behind: chunk rows, and posts
+whose plan never ran (``undelivered_posts``).
 """
 
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, F, Value, When
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
+from posts import ids
 from posts.models import Post
 from relations.models import Follower
-from timelines import inbox
+from timelines import inbox, outbox
 from timelines.inbox import Inbox
 from timelines.models import FanOut, InboxEntry, InboxState, PullAuthor
+
+# The tasks of delivery, by name (timelines.tasks registers them): the outbox
+# records calls of them.
+FAN_OUT_POST = "timelines.fan_out_post"
+FAN_OUT_CHUNK = "timelines.fan_out_chunk"
+REMOVE_POST = "timelines.remove_post"
+REMOVE_CHUNK = "timelines.remove_post_chunk"
 
 
 def active_since(now: datetime | None = None) -> datetime:
@@ -62,15 +77,22 @@ def follower_chunks(author_id: int) -> list[Chunk]:
 
 
 def record_fan_out(post_id: str) -> None:
-    """The outbox row, written in the post's own transaction."""
+    """The outbox row, written in the post's own transaction; the plan is queued on commit."""
     FanOut.objects.create(post_id=post_id, created_at=timezone.now())
+    transaction.on_commit(partial(outbox.send, FAN_OUT_POST, post_id))
+
+
+def record_removal(post_id: str) -> None:
+    """A deleted post leaves its followers' inboxes: recorded in the delete's transaction."""
+    outbox.record(REMOVE_POST, post_id)
 
 
 def plan_fan_out(*, post_id: str) -> list[Chunk]:
     """Start delivering a post: decide push or pull, and cut the followers into chunks.
 
-    Safe to run twice: the chunks are the same, and each chunk's write is
-    idempotent.
+    The chunks are recorded in the outbox with the plan, and queued once it
+    commits. Safe to run twice: the chunks are the same, and each chunk's
+    write is idempotent.
     """
     post = Post.objects.select_related("author").filter(pk=post_id).first()
     if post is None:
@@ -90,13 +112,16 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
     if own.is_kept():
         own.push([(post.timeline_key, post.author_id)])
     chunks = follower_chunks(post.author_id)
-    FanOut.objects.filter(pk=post_id).update(
-        mode=FanOut.Mode.PUSH,
-        started_at=now,
-        chunks_total=len(chunks),
-        chunks_done=0,
-        recipients=0,
-    )
+    with transaction.atomic():
+        FanOut.objects.filter(pk=post_id).update(
+            mode=FanOut.Mode.PUSH,
+            started_at=now,
+            chunks_total=len(chunks),
+            chunks_done=0,
+            recipients=0,
+        )
+        for chunk in chunks:
+            outbox.record(FAN_OUT_CHUNK, post_id, chunk.after, chunk.upto)
     if not chunks:
         _finish(post_id, now)
     return chunks
@@ -126,10 +151,14 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
     FEED_INACTIVE_DAYS whose inbox is kept. ON CONFLICT DO UPDATE (not DO
     NOTHING) so that a retry still returns every recipient and the cache
     push reaches them all. Returns the number of recipients.
+
+    The chunk's outbox row goes once its rows are in; the first completion of
+    each distinct chunk is counted, and the fan-out finishes when none is left.
     """
+    claim = outbox.Claim(FAN_OUT_CHUNK, (post_id, chunk.after, chunk.upto))
     post = Post.objects.filter(pk=post_id).values("timeline_key", "author_id", "deleted_at").first()
     if post is None or post["deleted_at"] is not None:
-        _chunk_done(post_id, 0)
+        _chunk_done(post_id, claim, 0)
         return 0
     sql = _PUSH_CHUNK_SQL.format(
         inbox=InboxEntry._meta.db_table,
@@ -150,25 +179,25 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
     inbox.pushed(readers, post["timeline_key"])
     if zlib.crc32(post_id.encode()) % settings.FEED_TRIM_EVERY == 0:
         inbox.trim(readers)
-    _chunk_done(post_id, len(readers))
+    _chunk_done(post_id, claim, len(readers))
     return len(readers)
 
 
-def _chunk_done(post_id: str, recipients: int) -> None:
-    # One statement: every chunk of a post updates this row, so keep it short.
-    # SET expressions see the row before the update, hence "+ 1 >=".
-    FanOut.objects.filter(pk=post_id).update(
-        chunks_done=F("chunks_done") + 1,
-        recipients=F("recipients") + recipients,
-        finished_at=Case(
-            When(
-                finished_at__isnull=True,
-                chunks_done__gte=F("chunks_total") - 1,
-                then=Value(timezone.now()),
-            ),
-            default=F("finished_at"),
-        ),
-    )
+def _chunk_done(post_id: str, claim: outbox.Claim, recipients: int) -> None:
+    with transaction.atomic():
+        if claim.finish():
+            # Every chunk of a post updates this row: one short statement.
+            FanOut.objects.filter(pk=post_id).update(
+                chunks_done=F("chunks_done") + 1, recipients=F("recipients") + recipients
+            )
+    # Only after the commit: of two last chunks finishing at once, the one that
+    # looks second sees the other's row gone too (read committed).
+    if not _chunks_pending(post_id):
+        _finish(post_id, timezone.now())
+
+
+def _chunks_pending(post_id: str) -> bool:
+    return outbox.pending_with_prefix(FAN_OUT_CHUNK, ids.parse_post_id(post_id).author, post_id)
 
 
 def _finish(post_id: str, now: datetime) -> None:
@@ -176,20 +205,23 @@ def _finish(post_id: str, now: datetime) -> None:
 
 
 def undelivered_posts(*, older_than: timedelta) -> list[str]:
-    """Posts whose fan-out did not finish in time: their task was lost or failed."""
+    """Posts whose fan-out did not finish in time and has no chunk in the outbox: the
+    plan's task was lost or failed (lost chunks are swept as outbox rows)."""
     cutoff = timezone.now() - older_than
-    return list(
+    unfinished = (
         FanOut.objects.filter(finished_at__isnull=True, created_at__lt=cutoff)
         .order_by("created_at")
-        .values_list("post_id", flat=True)[:1000]
+        .values_list("post_id", flat=True)[: outbox.SWEEP_BATCH]
     )
+    return [post_id for post_id in unfinished if not _chunks_pending(post_id)]
 
 
 # --- taking a deleted post back out ---------------------------------------------
 
 
 def plan_removal(*, post_id: str) -> list[Chunk]:
-    """After a delete: clean the author's own inbox now, and plan the followers' chunks.
+    """After a delete: clean the author's own inbox now, and record the followers' chunks
+    in the outbox (queued once recorded).
 
     Readers never see the post meanwhile (the read joins to live posts); this
     only keeps the inboxes tidy.
@@ -198,7 +230,11 @@ def plan_removal(*, post_id: str) -> list[Chunk]:
     if post is None:
         return []
     inbox.remove_key([post["author_id"]], post["timeline_key"])
-    return follower_chunks(post["author_id"])
+    chunks = follower_chunks(post["author_id"])
+    with transaction.atomic():
+        for chunk in chunks:
+            outbox.record(REMOVE_CHUNK, post_id, chunk.after, chunk.upto)
+    return chunks
 
 
 def remove_chunk(*, post_id: str, chunk: Chunk) -> None:

@@ -14,6 +14,8 @@ is the Redis adapter beneath.
   docstring of ``timelines.cache`` says why that order is safe).
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -22,7 +24,7 @@ from django.utils import timezone
 
 from feed_project.pagination import Cursor
 from relations.selectors import followee_ids, is_following
-from relations.visibility import sql_followed_or_self
+from relations.visibility import is_muted, sql_followed_or_self
 from timelines import cache, pull
 from timelines.cache import CachedInbox
 from timelines.models import CacheGeneration, InboxEntry, InboxState, PullAuthor
@@ -69,6 +71,21 @@ class Inbox:
             .values_list("timeline_key", flat=True)
             .first()
         )
+
+    def sync_author(self, author_id: int) -> None:
+        """After a follow, unfollow, mute or unmute: the author's posts are in the inbox
+        if the reader follows them and has not muted them, as the graph stands now.
+
+        The graph is read now, not taken from the event, so calls may run late
+        (swept from the outbox), twice, or out of order; calls for one pair run
+        one at a time, so an older call cannot undo a newer one's work.
+        """
+        with _one_at_a_time(self.reader_id, author_id):
+            following = is_following(follower_id=self.reader_id, followee_id=author_id)
+            if following and not is_muted(self.reader_id, author_id):
+                self.add_author(author_id)
+            else:
+                self.remove_author(author_id)
 
     def add_author(self, author_id: int) -> None:
         """After a follow (or unmute): the author's posts newer than the oldest entry.
@@ -177,6 +194,31 @@ class Inbox:
         return InboxEntry.objects.filter(reader_id=self.reader_id, timeline_key__gt=after)[
             :most
         ].count()
+
+
+@contextmanager
+def _one_at_a_time(reader_id: int, author_id: int) -> Iterator[None]:
+    """A session advisory lock on the pair (PostgreSQL; SQLite runs one writer anyway).
+
+    Held across commits: a rebuild inside commits its state row first.
+    """
+    if connection.vendor != "postgresql":
+        yield
+        return
+    # The two-int4 form, one id each: user ids fit 32 bits (posts/ids.py's budget),
+    # so no two pairs share a lock.
+    key = [_int4(reader_id), _int4(author_id)]
+    with connection.cursor() as db:
+        db.execute("SELECT pg_advisory_lock(%s, %s)", key)
+    try:
+        yield
+    finally:
+        with connection.cursor() as db:
+            db.execute("SELECT pg_advisory_unlock(%s, %s)", key)
+
+
+def _int4(user_id: int) -> int:
+    return user_id - (1 << 32) if user_id >= 1 << 31 else user_id
 
 
 @dataclass(frozen=True)

@@ -80,9 +80,11 @@ class PullAuthor(models.Model):
 class FanOut(models.Model):
     """The delivery of one post: an outbox row written with the post, and its lag.
 
-    Written in the post's own transaction (post_save), so a post whose task
-    never ran is found by the sweeper. ``finished_at - created_at`` is the
-    fan-out lag.
+    Written in the post's own transaction (``post_created``), so a post whose
+    plan never ran is found by the sweeper; the plan records each chunk as a
+    ``PendingTask``. ``chunks_done`` counts distinct chunks (a chunk run twice
+    counts once), and ``finished_at`` is set when no chunk is left pending.
+    ``finished_at - created_at`` is the fan-out lag.
     """
 
     class Mode(models.TextChoices):
@@ -119,6 +121,41 @@ class FanOut(models.Model):
         return (self.finished_at - self.created_at).total_seconds() * 1000
 
 
+class PendingTask(models.Model):
+    """A task that a committed change still needs run: the outbox of every inbox change.
+
+    Written in the same transaction as the change (a follow, a mute, a delete,
+    a like, a rebuild request, a chunk of a fan-out), so a change committed is
+    a task recorded; the task deletes its row when it has done the work, and
+    ``timelines.sweep_undelivered`` queues again the rows left behind (the
+    message was lost, the worker died, the broker refused). The row is the
+    Celery call itself: task name and JSON arguments (``timelines.outbox``).
+
+    Keyed by ``owner`` first, the user whose inbox or notifications change (or
+    the author of the post being delivered), so that Citus can shard it with
+    the inboxes. Recording the same call again while it is pending bumps
+    ``version`` instead of adding a row: a task deletes the row only if the
+    version is still the one it started with, so a change made while it ran
+    is not forgotten. No foreign keys: rows outlive nothing and are few.
+    """
+
+    pk = models.CompositePrimaryKey("owner", "task", "args")
+    owner = models.BigIntegerField()
+    task = models.CharField(max_length=64)
+    args = models.CharField(max_length=200)
+    changed_at = models.DateTimeField()
+    version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        indexes = [
+            # The sweeper: the oldest rows first, across every owner.
+            models.Index(fields=["changed_at"], name="pending_task_changed_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task}{self.args} for {self.owner}"
+
+
 class CacheGeneration(models.Model):
     """One row: bumped whenever a Redis write fails, so no cache missing it is read.
 
@@ -135,4 +172,12 @@ class CacheGeneration(models.Model):
 # Notifications have a room of their own; Django finds their model here.
 from timelines.notifications.models import Notification  # noqa: E402
 
-__all__ = ["CacheGeneration", "FanOut", "InboxEntry", "InboxState", "Notification", "PullAuthor"]
+__all__ = [
+    "CacheGeneration",
+    "FanOut",
+    "InboxEntry",
+    "InboxState",
+    "Notification",
+    "PendingTask",
+    "PullAuthor",
+]

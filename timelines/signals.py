@@ -1,51 +1,39 @@
 """Listeners: posts, relations and accounts announce, timelines reacts.
 
-Each handler queues a task or flips one flag; the work is in
+posts and relations send their signals inside the transaction that makes
+the change, so each handler records the task the change needs in the outbox
+(``timelines.outbox``) in that same transaction: it is queued once the
+change commits, and swept if its message is lost. The work is in
 ``timelines.fanout`` and ``timelines.inbox``, run by ``timelines.tasks``.
 """
 
 from typing import Any
 
-from django.db.models.signals import post_save
-
 from accounts.signals import last_active_refreshed
-from posts.models import Post
 from posts.signals import post_created, post_deleted
 from relations.signals import followed, muted, unfollowed, unmuted
 from timelines import fanout, tasks
 from timelines.inbox import Inbox
 from timelines.notifications import signals as notification_signals
-from timelines.tasks import enqueue
-
-
-def record_fan_out(sender: Any, instance: Post, created: bool, **kwargs: Any) -> None:
-    """The outbox row, in the post's own transaction: no post goes undelivered."""
-    if created:
-        fanout.record_fan_out(instance.pk)
+from timelines.outbox import record
 
 
 def fan_out(sender: Any, post_id: str, **kwargs: Any) -> None:
-    enqueue(tasks.fan_out_post, post_id)
+    """The FanOut row, the outbox of a post's delivery."""
+    fanout.record_fan_out(post_id)
 
 
 def clean_deleted(sender: Any, post_id: str, **kwargs: Any) -> None:
-    enqueue(tasks.remove_post, post_id)
+    fanout.record_removal(post_id)
 
 
-def backfill(sender: Any, follower_id: int, followee_id: int, **kwargs: Any) -> None:
-    enqueue(tasks.backfill, follower_id, followee_id)
+def follow_changed(sender: Any, follower_id: int, followee_id: int, **kwargs: Any) -> None:
+    """Followed or unfollowed (a block unfollows both ways): backfill or remove the author."""
+    record(tasks.sync_author, follower_id, followee_id)
 
 
-def remove_author(sender: Any, follower_id: int, followee_id: int, **kwargs: Any) -> None:
-    enqueue(tasks.remove_author, follower_id, followee_id)
-
-
-def drop_muted(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> None:
-    enqueue(tasks.remove_author, user_id, target_id)
-
-
-def restore_unmuted(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> None:
-    enqueue(tasks.backfill, user_id, target_id)
+def mute_changed(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> None:
+    record(tasks.sync_author, user_id, target_id)
 
 
 def reader_returned(sender: Any, user_id: int, previous: Any, **kwargs: Any) -> None:
@@ -56,12 +44,11 @@ def reader_returned(sender: Any, user_id: int, previous: Any, **kwargs: Any) -> 
 
 def connect() -> None:
     """Connected from TimelinesConfig.ready(), each with a dispatch_uid."""
-    post_save.connect(record_fan_out, sender=Post, dispatch_uid="timelines.record_fan_out")
     post_created.connect(fan_out, dispatch_uid="timelines.fan_out")
     post_deleted.connect(clean_deleted, dispatch_uid="timelines.clean_deleted")
-    followed.connect(backfill, dispatch_uid="timelines.backfill")
-    unfollowed.connect(remove_author, dispatch_uid="timelines.remove_author")
-    muted.connect(drop_muted, dispatch_uid="timelines.drop_muted")
-    unmuted.connect(restore_unmuted, dispatch_uid="timelines.restore_unmuted")
+    followed.connect(follow_changed, dispatch_uid="timelines.backfill")
+    unfollowed.connect(follow_changed, dispatch_uid="timelines.remove_author")
+    muted.connect(mute_changed, dispatch_uid="timelines.drop_muted")
+    unmuted.connect(mute_changed, dispatch_uid="timelines.restore_unmuted")
     last_active_refreshed.connect(reader_returned, dispatch_uid="timelines.reader_returned")
     notification_signals.connect()

@@ -7,6 +7,11 @@ pipeline of ~0.1 s: a retry redoes a fraction of a second, and a 100,000
 follower fan-out is 20 tasks, whose broker round trips and bookkeeping are
 small beside the writes (at 1,000 a chunk, 100 tasks took ~40% longer end
 to end: docs/BENCHMARKS.md). Removing a deleted post is planned the same way.
+
+Every task but the plan of a fan-out (whose outbox is the ``FanOut`` row) and
+the sweeper is recorded in the outbox with the change that needs it
+(``timelines.outbox.record``) and is an ``OutboxTask``: its row goes when it
+has run.
 """
 
 import logging
@@ -14,85 +19,112 @@ from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.db import DatabaseError
-from kombu.exceptions import OperationalError as BrokerError
 
 from feed_project.celery import FailFastTask
-from timelines import fanout
+from timelines import fanout, outbox
 from timelines.fanout import Chunk
 from timelines.inbox import Inbox
+from timelines.outbox import enqueue
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["FeedTask", "OutboxTask", "enqueue"]
 
 
 class FeedTask(FailFastTask):
     """Acks late, retried on database errors, every failure logged with its arguments;
-    publishing fails fast while the broker is known to fail (FailFastTask)."""
+    publishing fails fast while the broker is known to fail (FailFastTask).
+
+    ``owner_arg``: when the task is recorded in the outbox, the argument that
+    names the row's owner, a user id or a post id (whose author owns it).
+    """
 
     acks_late = True
     autoretry_for = (DatabaseError,)
     retry_backoff = True
     retry_backoff_max = 60
     max_retries = 8
+    owner_arg = 0
 
     def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         logger.error("%s%s failed: %r", self.name, tuple(args), exc, exc_info=exc)
 
 
-def enqueue(task: Any, *args: Any) -> None:
-    """Queue a task; if the broker cannot take it, run it here instead.
+class OutboxTask(FeedTask):
+    """A task recorded in the outbox: its row goes once it has run without error."""
 
-    The change that asked for it is committed either way: delivery must not
-    depend on the broker being up (the sweeper catches what even this misses).
-    """
-    try:
-        task.delay(*args)
-    except (BrokerError, ConnectionError, OSError) as exc:
-        logger.warning("broker refused %s%s (%s): running it in process", task.name, args, exc)
-        task.apply(args=args, throw=True)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        claim = outbox.Claim(self, args)
+        result = super().__call__(*args, **kwargs)
+        claim.finish()
+        return result
 
 
-@shared_task(name="timelines.fan_out_post", base=FeedTask)
+# --- delivering a post, and taking it back out ----------------------------------
+
+
+@shared_task(name=fanout.FAN_OUT_POST, base=FeedTask)
 def fan_out_post(post_id: str) -> None:
-    for chunk in fanout.plan_fan_out(post_id=post_id):
-        enqueue(fan_out_chunk, post_id, chunk.after, chunk.upto)
+    fanout.plan_fan_out(post_id=post_id)
 
 
-@shared_task(name="timelines.fan_out_chunk", base=FeedTask)
+@shared_task(name=fanout.FAN_OUT_CHUNK, base=FeedTask)
 def fan_out_chunk(post_id: str, after: int, upto: int) -> None:
+    """Its outbox row is taken by ``deliver_chunk``, which counts distinct chunks."""
     fanout.deliver_chunk(post_id=post_id, chunk=Chunk(after, upto))
 
 
-@shared_task(name="timelines.remove_post", base=FeedTask)
+@shared_task(name=fanout.REMOVE_POST, base=OutboxTask)
 def remove_post(post_id: str) -> None:
-    for chunk in fanout.plan_removal(post_id=post_id):
-        enqueue(remove_post_chunk, post_id, chunk.after, chunk.upto)
+    fanout.plan_removal(post_id=post_id)
 
 
-@shared_task(name="timelines.remove_post_chunk", base=FeedTask)
+@shared_task(name=fanout.REMOVE_CHUNK, base=OutboxTask)
 def remove_post_chunk(post_id: str, after: int, upto: int) -> None:
     fanout.remove_chunk(post_id=post_id, chunk=Chunk(after, upto))
 
 
-@shared_task(name="timelines.backfill", base=FeedTask)
-def backfill(reader_id: int, author_id: int) -> None:
-    Inbox(reader_id).add_author(author_id)
+# --- one reader's inbox ---------------------------------------------------------
 
 
-@shared_task(name="timelines.remove_author", base=FeedTask)
-def remove_author(reader_id: int, author_id: int) -> None:
-    Inbox(reader_id).remove_author(author_id)
+@shared_task(name="timelines.sync_author", base=OutboxTask)
+def sync_author(reader_id: int, author_id: int) -> None:
+    Inbox(reader_id).sync_author(author_id)
 
 
-@shared_task(name="timelines.rebuild", base=FeedTask)
+@shared_task(name="timelines.rebuild", base=OutboxTask)
 def rebuild(reader_id: int) -> None:
     Inbox(reader_id).rebuild()
 
 
+# Messages queued before the outbox carried these names: still understood.
+@shared_task(name="timelines.backfill", base=FeedTask)
+def backfill(reader_id: int, author_id: int) -> None:
+    Inbox(reader_id).sync_author(author_id)
+
+
+@shared_task(name="timelines.remove_author", base=FeedTask)
+def remove_author(reader_id: int, author_id: int) -> None:
+    Inbox(reader_id).sync_author(author_id)
+
+
+# --- the sweeper ----------------------------------------------------------------
+
+
 @shared_task(name="timelines.sweep_undelivered", base=FeedTask)
 def sweep_undelivered() -> int:
-    """Re-queue posts whose fan-out never finished (a lost task, a dead worker)."""
-    post_ids = fanout.undelivered_posts(older_than=timedelta(minutes=2))
-    for post_id in post_ids:
-        enqueue(fan_out_post, post_id)
-    return len(post_ids)
+    """Queue again what was left behind for FEED_SWEEP_AFTER_SECONDS: posts whose
+    fan-out plan never ran, and outbox rows (a lost message, a dead worker)."""
+    older_than = timedelta(seconds=settings.FEED_SWEEP_AFTER_SECONDS)
+    post_ids = fanout.undelivered_posts(older_than=older_than)
+    calls = outbox.left_behind(older_than=older_than)
+    for task, args in [*((fanout.FAN_OUT_POST, [post_id]) for post_id in post_ids), *calls]:
+        try:
+            outbox.send(task, *args)
+        except Exception:  # one bad row (a task run in process failing) must not stop the sweep
+            logger.exception("sweeping %s%s failed", task, tuple(args))
+    if post_ids or calls:
+        logger.warning("swept %d posts and %d outbox rows", len(post_ids), len(calls))
+    return len(post_ids) + len(calls)

@@ -119,25 +119,38 @@ def test_the_database_refuses_a_self_follow_row(alice, table, other):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_followed_and_unfollowed_are_sent_only_once_the_transaction_commits(signals_sent):
+def test_followed_and_unfollowed_are_sent_inside_the_transaction_that_makes_them():
+    """Inside, so that what listeners write (timelines' outbox) commits or rolls back
+    with the change; the graph is already changed when they hear of it."""
     alice, carol = UserFactory(), UserFactory()
-    with transaction.atomic():
+    heard: list[tuple[str, bool, bool]] = []
+
+    def listener(name: str) -> Callable[..., None]:
+        def hear(sender, follower_id, followee_id, **kwargs):
+            follows = Followee.objects.filter(user_id=follower_id, followee_id=followee_id)
+            heard.append((name, connection.in_atomic_block, follows.exists()))
+
+        return hear
+
+    on_follow, on_unfollow = listener("followed"), listener("unfollowed")
+    followed.connect(on_follow, dispatch_uid="test-inside-followed")
+    unfollowed.connect(on_unfollow, dispatch_uid="test-inside-unfollowed")
+    try:
         follow(follower=carol, followee=alice)
-        assert signals_sent == []
-    assert signals_sent == [("followed", carol.pk, alice.pk)]
-    with transaction.atomic():
         unfollow(follower=carol, followee=alice)
-        assert signals_sent == [("followed", carol.pk, alice.pk)]
-    assert signals_sent[-1] == ("unfollowed", carol.pk, alice.pk)
+    finally:
+        followed.disconnect(dispatch_uid="test-inside-followed")
+        unfollowed.disconnect(dispatch_uid="test-inside-unfollowed")
+    assert heard == [("followed", True, True), ("unfollowed", True, False)]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_follow_rolled_back_sends_nothing(signals_sent):
+def test_a_follow_rolled_back_leaves_the_graph_as_it_was(signals_sent):
     alice, carol = UserFactory(), UserFactory()
     with pytest.raises(RuntimeError), transaction.atomic():
         follow(follower=carol, followee=alice)
         raise RuntimeError("the request failed after the follow")
-    assert signals_sent == []
+    assert signals_sent == [("followed", carol.pk, alice.pk)]  # heard inside, rolled back
     assert_graph_is_consistent(set())
 
 

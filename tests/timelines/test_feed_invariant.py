@@ -47,6 +47,7 @@ TABLES = [
     "timelines_inboxstate",
     "timelines_pullauthor",
     "timelines_fanout",
+    "timelines_pendingtask",
 ]
 PAGE = 2
 BOTTOM = "0" * 16  # below every key: ?after=BOTTOM starts at the oldest post

@@ -1,24 +1,24 @@
-"""Listeners that queue notification tasks: one line each."""
+"""Listeners that record notification tasks in the outbox, in the change's transaction."""
 
 from typing import Any
 
 from posts.signals import post_created, post_liked
 from relations.signals import followed
 from timelines.notifications import tasks
-from timelines.tasks import enqueue
+from timelines.outbox import record
 
 
 def notify_followed(sender: Any, follower_id: int, followee_id: int, **kwargs: Any) -> None:
-    enqueue(tasks.notify_followed, follower_id, followee_id)
+    record(tasks.notify_followed, follower_id, followee_id)
 
 
 def notify_liked(sender: Any, post_id: str, author_id: int, user_id: int, **kwargs: Any) -> None:
-    enqueue(tasks.notify_liked, post_id, author_id, user_id)
+    record(tasks.notify_liked, post_id, author_id, user_id)
 
 
 def notify_about_post(sender: Any, post_id: str, **kwargs: Any) -> None:
     """A reply, a repost or @mentions: the task reads the post to know which."""
-    enqueue(tasks.notify_about_post, post_id)
+    record(tasks.notify_about_post, post_id)
 
 
 def connect() -> None:

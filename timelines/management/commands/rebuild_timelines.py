@@ -8,7 +8,7 @@ from django.db.models import Q, QuerySet
 from tqdm import tqdm
 
 from accounts.models import User
-from timelines import tasks
+from timelines import outbox, tasks
 from timelines.fanout import active_since
 from timelines.inbox import Inbox
 from timelines.models import InboxState
@@ -37,7 +37,11 @@ class Command(BaseCommand):
             help=f"with --all/--missing, also readers not seen for "
             f"{settings.FEED_INACTIVE_DAYS} days (they are rebuilt on return anyway)",
         )
-        parser.add_argument("--queue", action="store_true", help="queue Celery tasks instead")
+        parser.add_argument(
+            "--queue",
+            action="store_true",
+            help="queue Celery tasks instead (recorded in the outbox: none is lost)",
+        )
         parser.add_argument("--dry-run", action="store_true", help="say who, change nothing")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -55,7 +59,7 @@ class Command(BaseCommand):
         pulled = 0
         for user_id in tqdm(ids, total=total, unit="inbox", file=self.stdout, disable=total < 2):
             if options["queue"]:
-                tasks.enqueue(tasks.rebuild, user_id)
+                outbox.record(tasks.rebuild, user_id)  # swept if its message is lost
             else:
                 pulled += Inbox(user_id).rebuild()
         verb = "Queued" if options["queue"] else f"Rebuilt ({pulled} entries pulled)"
