@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
-import kombu.pools
 import psycopg
 import pytest
 import redis
@@ -39,13 +38,13 @@ from django.db.models import Count
 from django.utils import timezone
 
 from accounts.models import User
-from feed_project.celery import app as celery_app
 from feed_project.pagination import Cursor
 from posts.models import Post
 from posts.services import create_post
 from relations.models import Followee, Follower
 from relations.services import follow
 from tests.factories import UserFactory
+from tests.private_redis import broker_at, private_redis
 from timelines import cache
 from timelines.cache import CachedInbox
 from timelines.feed import home_feed
@@ -93,13 +92,6 @@ def wait_until(predicate: Callable[[], Any], *, what: str, timeout: float) -> An
         time.sleep(0.05)
 
 
-def worker_broker_url() -> str:
-    """The Redis of REDIS_URL, another database: db 7 (6 if REDIS_URL is on 7)."""
-    parts = urlsplit(settings.REDIS_URL)
-    db = "6" if parts.path.strip("/") == "7" else "7"
-    return urlunsplit(parts._replace(path=f"/{db}"))
-
-
 def url_of_test_database() -> str:
     """The database pytest-django created (test_<name>), as a DATABASE_URL."""
     db = connection.settings_dict
@@ -109,21 +101,6 @@ def url_of_test_database() -> str:
     host = db["HOST"] or "127.0.0.1"
     port = db["PORT"] or 5432
     return f"postgres://{credentials}@{host}:{port}/{quote(db['NAME'], safe='')}"
-
-
-def drop_publisher_pools() -> None:
-    """Forget the test process's broker connections, so the next publish uses the new URL.
-
-    The same reset Celery does after a fork (Celery._after_fork); app.close()
-    would also deregister the app.
-    """
-    # kombu keeps the pools in a process-wide registry: close them and empty it,
-    # or the next publish to the same URL would get a closed pool.
-    kombu.pools.reset()
-    celery_app._pool = None
-    amqp = celery_app.__dict__.get("amqp")
-    if amqp is not None:
-        amqp._producer_pool = None
 
 
 @dataclass
@@ -241,32 +218,26 @@ class RealQueue:
 
 @pytest.fixture
 def real_queue(transactional_db, tmp_path, _eager_celery_and_clean_cache) -> Iterator[RealQueue]:
-    """Publish for real (not eagerly) to a dedicated broker db; stop every worker after.
+    """Publish for real (not eagerly) to a broker of the test's own; stop every worker after.
 
-    Requests transactional_db so that workers are stopped before the tables
-    are flushed, and conftest's autouse fixture so that eager mode is turned
-    off after it turned it on.
+    A private redis-server, not a database of the shared one: a worker left
+    running by another checkout's run would consume its messages. Requests
+    transactional_db so that workers are stopped before the tables are
+    flushed, and conftest's autouse fixture so that eager mode is turned off
+    after it turned it on.
     """
-    queue = RealQueue(
-        broker_url=worker_broker_url(),
-        database_url=url_of_test_database(),
-        log_dir=tmp_path,
-        workers=[],
-    )
-    queue.broker().flushdb()  # leftovers of an earlier, killed run
-    previous_url = celery_app.conf.broker_url
-    celery_app.conf.broker_url = queue.broker_url
-    celery_app.conf.task_always_eager = False
-    drop_publisher_pools()
-    try:
-        yield queue
-    finally:
-        for worker in queue.workers:
-            worker.stop()
-        celery_app.conf.broker_url = previous_url
-        celery_app.conf.task_always_eager = True
-        drop_publisher_pools()
-        queue.broker().flushdb()
+    with private_redis() as server, broker_at(server.url()):
+        queue = RealQueue(
+            broker_url=server.url(),
+            database_url=url_of_test_database(),
+            log_dir=tmp_path,
+            workers=[],
+        )
+        try:
+            yield queue
+        finally:
+            for worker in queue.workers:
+                worker.stop()
 
 
 def cached_keys(reader_id: int) -> list[str] | None:
