@@ -12,7 +12,9 @@ from django.contrib.auth import admin as auth_admin
 from django.contrib.auth import forms as auth_forms
 from django.http import HttpRequest
 
-from accounts.models import User
+from accounts import registration
+from accounts.models import SignupApplication, User
+from feed_project.admin import ReadOnlyAdmin
 
 COUNTERS = ("followers_count", "following_count", "posts_count")
 
@@ -42,12 +44,20 @@ class UserAdmin(auth_admin.UserAdmin):
     list_display = ("username", "display_name", *COUNTERS, "last_active_at", "is_staff")
     list_filter = ("is_staff", "is_active")
     search_fields = ("username", "display_name", "email")
-    readonly_fields = (*COUNTERS, "last_active_at", "last_login", "date_joined")
+    readonly_fields = (
+        *COUNTERS,
+        "last_active_at",
+        "last_login",
+        "date_joined",
+        "email_verified_at",
+        "unconfirmed_email",
+    )
     # The exact count of a big users table is a sequential scan on every page.
     show_full_result_count = False
     fieldsets = (
         (None, {"fields": ("username", "password")}),
-        ("Profile", {"fields": ("display_name", "bio", "email")}),
+        ("Profile", {"fields": ("display_name", "bio")}),
+        ("E-mail", {"fields": ("email", "email_verified_at", "unconfirmed_email")}),
         ("Counters", {"fields": COUNTERS}),
         (
             "Permissions",
@@ -58,3 +68,46 @@ class UserAdmin(auth_admin.UserAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(SignupApplication)
+class SignupApplicationAdmin(ReadOnlyAdmin):
+    """Applications for an account (REGISTRATION_MODE=approval): read the reason, decide."""
+
+    list_display = ("user", "reason", "created_at", "approved", "decided_by", "decided_at")
+    list_filter = ("approved",)
+    list_select_related = ("user", "decided_by")
+    search_fields = ("user__username",)
+    ordering = ("-created_at",)
+    actions = ("approve", "reject")
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.has_perm("accounts.change_signupapplication")
+
+    def _decide(self, request: HttpRequest, queryset: Any, approve: bool) -> None:
+        base_url = request.build_absolute_uri("/").rstrip("/")
+        decided = sum(
+            registration.decide(
+                application=application, moderator=request.user, approve=approve, base_url=base_url
+            )
+            for application in queryset
+        )
+        verb = "approved" if approve else "rejected"
+        self.message_user(request, f"{decided} application(s) {verb}.")
+
+    @admin.action(description="Approve: open the accounts", permissions=["decide"])
+    def approve(self, request: HttpRequest, queryset: Any) -> None:
+        self._decide(request, queryset, approve=True)
+
+    @admin.action(description="Reject: the accounts stay closed", permissions=["decide"])
+    def reject(self, request: HttpRequest, queryset: Any) -> None:
+        self._decide(request, queryset, approve=False)
+
+    def has_decide_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("accounts.change_signupapplication")
+
+
+
+# Invite, UserSession and RecoveryCode have composite primary keys (user first,
+# for sharding), which the admin cannot show: invites are listed on their
+# makers' /settings/invites/, sessions on /settings/security/.

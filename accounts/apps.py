@@ -12,3 +12,14 @@ class AccountsConfig(AppConfig):
         # Here, not in one app's urls.py: relations and posts both route /@<username>/...,
         # and whichever URLconf is imported first needs the converter.
         register_converter(UsernameConverter, "username")
+
+        from django.contrib.auth.signals import user_logged_in, user_logged_out
+
+        from accounts import signal_handlers
+
+        user_logged_in.connect(
+            signal_handlers.record_session, dispatch_uid="accounts.record_session"
+        )
+        user_logged_out.connect(
+            signal_handlers.forget_session, dispatch_uid="accounts.forget_session"
+        )

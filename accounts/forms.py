@@ -5,11 +5,30 @@ from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from accounts.models import User, username_validator
+from accounts import registration
+from accounts.addresses import normalize
+from accounts.models import Invite, User, username_validator
+
+INVITE_INVALID = "This invite link has expired, been used up, or is not a real invite."
+
+
+def _email_field(label: str = "E-mail") -> forms.EmailField:
+    return forms.EmailField(
+        label=label,
+        max_length=254,
+        help_text="Never shown to anyone. We send a link to confirm it.",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
 
 
 class SignupForm(forms.Form):
-    """A new account: the view hands the cleaned data to accounts.services.create_user."""
+    """A new account: the view hands the cleaned data to accounts.registration.register.
+
+    Which fields it has depends on the registration mode: ``reason`` when a
+    moderator approves accounts, ``invite`` (the token of the link) when an
+    invite is needed. Whether the e-mail is in use is never said here
+    (accounts.addresses).
+    """
 
     username = forms.CharField(
         max_length=30,
@@ -18,6 +37,7 @@ class SignupForm(forms.Form):
         widget=forms.TextInput(attrs={"autocomplete": "username", "autocapitalize": "none"}),
     )
     display_name = forms.CharField(max_length=50, required=False, label="Display name")
+    email = _email_field()
     password1 = forms.CharField(
         label="Password",
         strip=False,
@@ -29,6 +49,24 @@ class SignupForm(forms.Form):
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
+    reason = forms.CharField(
+        label="Why do you want to join?",
+        max_length=1000,
+        help_text="A moderator reads this before approving your account.",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    invite = forms.CharField(max_length=80, required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, mode: str = "open", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if mode != "approval":
+            del self.fields["reason"]
+        if mode != "invite":
+            del self.fields["invite"]
+        self.invite: Invite | None = None
+
+    def clean_email(self) -> str:
+        return normalize(self.cleaned_data["email"])
 
     def clean_username(self) -> str:
         username: str = self.cleaned_data["username"]
@@ -39,6 +77,11 @@ class SignupForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        if "invite" in self.fields:
+            # A hidden field's error would not show: it is the form's.
+            self.invite = registration.usable_invite(cleaned.get("invite", ""))
+            if self.invite is None:
+                self.add_error(None, ValidationError(INVITE_INVALID, code="invite"))
         password1 = cleaned.get("password1")
         password2 = cleaned.get("password2")
         if password1 and password2 and password1 != password2:
@@ -78,4 +121,74 @@ class LoginForm(AuthenticationForm):
         widget=forms.TextInput(
             attrs={"autofocus": True, "autocomplete": "username", "autocapitalize": "none"}
         ),
+    )
+
+
+class EmailChangeForm(forms.Form):
+    """A new address for the account, with the password to say it is really its owner."""
+
+    email = _email_field("New e-mail")
+    password = forms.CharField(
+        strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_email(self) -> str:
+        return normalize(self.cleaned_data["email"])
+
+    def clean_password(self) -> str:
+        password: str = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise ValidationError("That is not your password.", code="password")
+        return password
+
+
+class CodeForm(forms.Form):
+    """The log-in's second step: a code from the authenticator app, or a recovery code."""
+
+    code = forms.CharField(
+        max_length=64,
+        label="Code",
+        help_text="The six digits your authenticator app shows, or one of your recovery codes.",
+        widget=forms.TextInput(
+            attrs={"autocomplete": "one-time-code", "autofocus": True, "autocapitalize": "none"}
+        ),
+    )
+
+
+class ConfirmTwoFactorForm(forms.Form):
+    code = forms.CharField(
+        max_length=16,
+        label="Code from the app",
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric"}),
+    )
+
+
+class PasswordAgainForm(forms.Form):
+    """The password asked again before a change that weakens or resets a safeguard."""
+
+    password = forms.CharField(
+        strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self) -> str:
+        password: str = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise ValidationError("That is not your password.", code="password")
+        return password
+
+
+class InviteForm(forms.Form):
+    days = forms.IntegerField(
+        min_value=1, max_value=registration.INVITE_MAX_DAYS, initial=7, label="Good for (days)"
+    )
+    max_uses = forms.IntegerField(
+        min_value=1, max_value=registration.INVITE_MAX_USES, initial=1, label="Sign-ups"
     )

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.core.validators import RegexValidator
 from django.db import models
@@ -35,12 +36,25 @@ class User(AbstractUser):
     following_count = models.PositiveIntegerField(default=0)
     posts_count = models.PositiveIntegerField(default=0)
     unread_notifications = models.PositiveIntegerField(default=0, db_default=0)
+    # ``email`` is the address mail goes to (resets too); it is unique case-
+    # insensitively. ``email_verified_at`` says its owner followed our link.
+    # ``unconfirmed_email`` is an address asked for and not yet confirmed
+    # (a change of address, or a sign-up with an address already in use):
+    # it takes ``email``'s place only when its link is followed.
+    email_verified_at = models.DateTimeField(null=True, blank=True)
+    unconfirmed_email = models.EmailField(blank=True, db_default="", default="")
 
     objects = CaseInsensitiveUserManager()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(Lower("username"), name="accounts_user_username_ci_unique"),
+            # Accounts from before e-mail (and the demo world) have none: "" is not an address.
+            models.UniqueConstraint(
+                Lower("email"),
+                condition=~models.Q(email=""),
+                name="accounts_user_email_ci_unique",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -49,3 +63,116 @@ class User(AbstractUser):
     @property
     def name(self) -> str:
         return self.display_name or self.username
+
+    @property
+    def email_verified(self) -> bool:
+        return self.email_verified_at is not None and bool(self.email)
+
+
+# Every table below is keyed by its user first: they will be distributed by
+# user on Citus, like the follow tables (DESIGN.md, "Beyond one machine").
+
+
+class TwoFactor(models.Model):
+    """A user's TOTP secret: set up (``confirmed_at`` empty) until a code confirms it.
+
+    ``last_step`` is the 30-second step of the last code accepted: a code of
+    that step or an earlier one is refused, so a code works once.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    secret = models.CharField(max_length=64)
+    created_at = models.DateTimeField()
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    last_step = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"two-factor of {self.user_id}"
+
+
+class RecoveryCode(models.Model):
+    """One single-use recovery code, stored as its SHA-256 (the code has 80 random bits)."""
+
+    pk = models.CompositePrimaryKey("user_id", "digest")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    digest = models.CharField(max_length=64)
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"recovery code of {self.user_id}"
+
+
+class UserSession(models.Model):
+    """A signed-in session of a user, for the sessions page: written at log-in,
+    touched at most once every few minutes (accounts.sessions)."""
+
+    pk = models.CompositePrimaryKey("user_id", "session_key")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    session_key = models.CharField(max_length=40)
+    user_agent = models.CharField(max_length=300, blank=True)
+    ip = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"session of {self.user_id}"
+
+
+class SignupApplication(models.Model):
+    """Why someone wants an account, while registration needs a moderator's approval."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    reason = models.TextField(max_length=1000)
+    created_at = models.DateTimeField()
+    decided_at = models.DateTimeField(null=True, blank=True)
+    approved = models.BooleanField(null=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+
+    def __str__(self) -> str:
+        return f"application of {self.user_id}"
+
+
+class Invite(models.Model):
+    """An invite link made by ``user``: good until ``expires_at``, for ``max_uses`` sign-ups.
+
+    The link carries the inviter's id with the code (``<user id>.<code>``),
+    so finding an invite is a primary-key lookup on the inviter's shard.
+    """
+
+    pk = models.CompositePrimaryKey("user_id", "code")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    code = models.CharField(max_length=32)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    max_uses = models.PositiveIntegerField()
+    uses = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(uses__lte=models.F("max_uses")), name="invite_uses_within_max"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"invite {self.user_id}.{self.code}"
+
+    @property
+    def token(self) -> str:
+        return f"{self.user_id}.{self.code}"

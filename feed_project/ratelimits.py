@@ -28,7 +28,20 @@ from django_ratelimit.core import get_usage
 View = Callable[..., HttpResponse]
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-ACTIONS = ("post", "follow", "like", "signup", "login")
+ACTIONS = (
+    "post",
+    "follow",
+    "like",
+    "signup",
+    "login",
+    "password_reset",
+    "twofactor",
+    "account_mail",
+)
+
+# The session key under which a log-in waiting for its second factor keeps the
+# account's id (accounts.twofactor_views): that step's per-account limit.
+PENDING_TWO_FACTOR_SESSION_KEY = "accounts_2fa_pending"
 
 
 def _forwarded_for(request: HttpRequest) -> list[str]:
@@ -99,6 +112,12 @@ def _user_key(action: str, request: HttpRequest) -> str | None:
     if action == "login":
         # Per account tried, whoever tries it.
         return login_key(str(request.POST.get("username", ""))) or None
+    if action == "password_reset":
+        # Per address asked for, whoever asks.
+        return str(request.POST.get("email", "")).strip().lower()[:254] or None
+    if action == "twofactor":
+        pending = request.session.get(PENDING_TWO_FACTOR_SESSION_KEY) or {}
+        return str(pending.get("user_id", "")) or None
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return str(user.pk)

@@ -337,6 +337,19 @@ RATELIMIT_RATES: dict[str, tuple[str, str]] = {
     "like": (_rate("RATELIMIT_LIKE", "120/m"), _rate("RATELIMIT_LIKE_IP", "480/m")),
     "signup": ("", _rate("RATELIMIT_SIGNUP_IP", "10/h")),
     "login": (_rate("RATELIMIT_LOGIN", "10/m"), _rate("RATELIMIT_LOGIN_IP", "30/m")),
+    # Per address typed, whoever types it: one inbox cannot be flooded with resets.
+    "password_reset": (
+        _rate("RATELIMIT_PASSWORD_RESET", "5/h"),
+        _rate("RATELIMIT_PASSWORD_RESET_IP", "20/h"),
+    ),
+    # The log-in's second step: per account waiting for its code, and per IP.
+    # Six digits are a million codes: 10 guesses a minute take months.
+    "twofactor": (_rate("RATELIMIT_TWOFACTOR", "10/m"), _rate("RATELIMIT_TWOFACTOR_IP", "30/m")),
+    # Asking for a verification mail again, changing the e-mail, making invites.
+    "account_mail": (
+        _rate("RATELIMIT_ACCOUNT_MAIL", "10/h"),
+        _rate("RATELIMIT_ACCOUNT_MAIL_IP", "30/h"),
+    ),
 }
 
 
@@ -380,3 +393,58 @@ CONTENT_SECURITY_POLICY = {
         "base-uri": ["'none'"],
     }
 }
+
+
+# --- Accounts: e-mail, two-factor, sessions, registration (issue 15) ----------
+# Mail goes through Django's email framework, configured by one URL
+# (django-environ's email_url): smtp://user:pass@host:587 (smtp+tls://,
+# smtp+ssl:// for TLS), consolemail:// to print mails (the default, so
+# `make run` needs no mail server), dummymail:// to drop them.
+EMAIL_URL: str = _read("EMAIL_URL", "str", "consolemail://")
+try:
+    _email_config = environ.Env.email_url_config(EMAIL_URL)
+except Exception as exc:  # environ raises bare errors on junk
+    raise ImproperlyConfigured(f"Environment variable EMAIL_URL is not valid: {exc}") from exc
+if not _email_config.get("EMAIL_BACKEND"):
+    raise ImproperlyConfigured(
+        "Environment variable EMAIL_URL must be a mail URL such as smtp://127.0.0.1:1025 "
+        "or consolemail://"
+    )
+EMAIL_BACKEND: str = _email_config["EMAIL_BACKEND"]
+EMAIL_HOST: str = _email_config["EMAIL_HOST"] or "localhost"
+EMAIL_PORT: int = _email_config["EMAIL_PORT"] or 25
+EMAIL_HOST_USER: str = _email_config["EMAIL_HOST_USER"] or ""
+EMAIL_HOST_PASSWORD: str = _email_config["EMAIL_HOST_PASSWORD"] or ""
+EMAIL_USE_TLS: bool = bool(_email_config.get("EMAIL_USE_TLS"))
+EMAIL_USE_SSL: bool = bool(_email_config.get("EMAIL_USE_SSL"))
+# A mail server that hangs must not hold a worker for ever.
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL: str = _read("DEFAULT_FROM_EMAIL", "str", "Feed <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# When on, an account whose e-mail is not verified may read but not post.
+# Off by default: the demo world of `make run` has no mailbox behind it.
+REQUIRE_EMAIL_VERIFICATION: bool = _read("REQUIRE_EMAIL_VERIFICATION", "bool", False)
+# How long a verification link works; reset links use PASSWORD_RESET_TIMEOUT.
+EMAIL_VERIFICATION_MAX_AGE_SECONDS: int = _read(
+    "EMAIL_VERIFICATION_MAX_AGE_SECONDS", "int", 3 * 24 * 3600
+)
+PASSWORD_RESET_TIMEOUT: int = _read("PASSWORD_RESET_TIMEOUT", "int", 3 * 3600)
+# Staff must set up two-factor before the admin lets them in.
+REQUIRE_2FA_FOR_MODERATORS: bool = _read("REQUIRE_2FA_FOR_MODERATORS", "bool", False)
+# The sessions page's "last seen" is written at most this often per session.
+ACCOUNTS_SESSION_TOUCH_SECONDS: int = 300
+# open | approval (a moderator approves each account in the admin) |
+# invite (a valid invite link is needed) | closed.
+REGISTRATION_MODES = ("open", "approval", "invite", "closed")
+REGISTRATION_MODE: str = _read("REGISTRATION_MODE", "str", "open").strip().lower()
+if REGISTRATION_MODE not in REGISTRATION_MODES:
+    raise ImproperlyConfigured(
+        f"Environment variable REGISTRATION_MODE must be one of {', '.join(REGISTRATION_MODES)}, "
+        f"not {REGISTRATION_MODE!r}"
+    )
+# Staff without a second factor are kept out of the admin when that is required.
+# After the messages middleware: it tells them why.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.contrib.messages.middleware.MessageMiddleware") + 1,
+    "accounts.middleware.ModeratorTwoFactorMiddleware",
+)

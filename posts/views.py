@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
+from accounts.decorators import verified_email_required
 from feed_project.http import safe_next
 from feed_project.pagination import Cursor
 from feed_project.ratelimits import ratelimit
@@ -47,6 +48,7 @@ def _back_to(request: HttpRequest, post: Post) -> HttpResponse:
 
 @require_POST
 @login_required
+@verified_email_required
 @ratelimit("post")
 def new_post(request: HttpRequest) -> HttpResponse:
     form = PostForm(request.POST)
@@ -123,6 +125,7 @@ def unlike(request: HttpRequest, post_id: str) -> HttpResponse:
 
 @require_POST
 @login_required
+@verified_email_required
 @ratelimit("like")
 def repost(request: HttpRequest, post_id: str) -> HttpResponse:
     post = _post_for_action(request, post_id)

@@ -18,13 +18,16 @@ Examples share one database (the test's transaction), like requests share a site
 
 from urllib.parse import quote, quote_from_bytes, urlsplit
 
+import pyotp
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client, override_settings
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accounts.models import User
+from accounts import twofactor
+from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User
 from posts.models import Like, Post, Report
 from posts.services import create_post
 from relations.models import Followee, Follower
@@ -105,7 +108,8 @@ raw_bytes = st.one_of(
 
 def _rows() -> dict[str, int]:
     models = {"user": User, "post": Post, "follower": Follower, "followee": Followee}
-    models |= {"like": Like, "report": Report}
+    models |= {"like": Like, "report": Report, "two-factor": TwoFactor, "invite": Invite}
+    models |= {"recovery code": RecoveryCode, "application": SignupApplication}
     counts = {name: model.objects.count() for name, model in models.items()}
     counts["live posts"] = Post.objects.filter(deleted_at__isnull=True).count()
     return counts
@@ -234,12 +238,18 @@ def test_any_username_in_the_path_is_not_a_500(cast, username, action):
 
 
 @FUZZ
-@given(username=nasty_text, display_name=nasty_text, password=st.sampled_from([PASSWORD, "x"]))
-def test_signup_form(db, username, display_name, password):
+@given(
+    username=nasty_text,
+    display_name=nasty_text,
+    password=st.sampled_from([PASSWORD, "x"]),
+    email=st.one_of(st.just("someone@example.com"), nasty_text),
+)
+def test_signup_form(db, username, display_name, password, email):
     before = _rows()
     data = {
         "username": username,
         "display_name": display_name,
+        "email": email,
         "password1": password,
         "password2": password,
     }
@@ -406,3 +416,124 @@ def test_a_next_field_that_is_not_a_path_is_not_a_500(cast, view, next_url):
     assert response.status_code == 302
     assert response["Location"].startswith("/"), response["Location"]
     assert not response["Location"].endswith(next_url)
+
+
+# --- Accounts: e-mail, password reset, two-factor, sessions, invites ------------------
+
+
+@FUZZ
+@given(email=nasty_text, extra=st.fixed_dictionaries({}, optional={"next": nasty_text}))
+def test_password_reset_form(cast, email, extra):
+    before = _rows()
+    response = Client().post("/accounts/password/reset/", {"email": email, **extra})
+    _assert_sane(response, before)
+    assert _rows() == before
+    assert response.status_code in (302, 400)
+
+
+@FUZZ
+@given(uid=nasty_text, token=nasty_text, password=nasty_text)
+def test_password_reset_link_with_any_uid_and_token(cast, uid, token, password):
+    path = f"/accounts/password/reset/{quote(uid, safe='')}/{quote(token, safe='')}/"
+    before = _rows()
+    client = Client()
+    _assert_sane(client.get(path), before)
+    response = client.post(path, {"new_password1": password, "new_password2": password})
+    _assert_sane(response, before)
+    assert _rows() == before
+
+
+@FUZZ
+@given(token=nasty_text, method=st.sampled_from(["get", "post"]))
+def test_any_verification_token_is_not_a_500(cast, token, method):
+    before = _rows()
+    response = getattr(Client(), method)(f"/accounts/verify/{quote(token, safe='')}/")
+    _assert_sane(response, before)
+    assert _rows() == before
+
+
+@pytest.fixture
+def two_factor_user(cast):
+    """The fuzzer with two-factor on, and a visitor half-way through its log-in."""
+    setup = twofactor.start_setup(user=cast["fuzzer"])
+    twofactor.confirm_setup(user=cast["fuzzer"], code=pyotp.TOTP(setup.secret).now())
+    visitor = Client()
+    visitor.post("/accounts/login/", {"username": "fuzzer", "password": PASSWORD})
+    return visitor
+
+
+@FUZZ
+@given(code=nasty_text)
+def test_login_code_form(cast, two_factor_user, code):
+    before = _rows()
+    response = two_factor_user.post("/accounts/login/code/", {"code": code})
+    _assert_sane(response, before)
+    assert response.status_code == 400
+    assert "_auth_user_id" not in two_factor_user.session
+
+
+@FUZZ
+@given(email=nasty_text, password=st.sampled_from([PASSWORD, "x", ""]))
+def test_email_change_form(cast, email, password):
+    before = _rows()
+    response = cast["client"].post("/accounts/email/", {"email": email, "password": password})
+    _assert_sane(response, before)
+    fuzzer = User.objects.get(pk=cast["fuzzer"].pk)
+    assert fuzzer.email == ""  # a change waits for its link
+    if response.status_code == 400:
+        assert fuzzer.unconfirmed_email == ""
+
+
+@FUZZ
+@given(
+    route=st.sampled_from(
+        [
+            "/settings/security/2fa/confirm/",
+            "/settings/security/2fa/disable/",
+            "/settings/security/2fa/recovery-codes/",
+            "/settings/security/sessions/end/",
+            "/settings/security/password/",
+        ]
+    ),
+    field=st.sampled_from(["code", "password", "session", "old_password", "new_password1"]),
+    value=nasty_text,
+)
+def test_security_actions(cast, route, field, value):
+    twofactor.start_setup(user=cast["fuzzer"])
+    before = _rows()
+    response = cast["client"].post(route, {field: value})
+    _assert_sane(response, before)
+    assert User.objects.get(pk=cast["fuzzer"].pk).check_password(PASSWORD)
+    assert "_auth_user_id" in cast["client"].session  # no field logs the fuzzer out
+
+
+@FUZZ
+@given(days=nasty_text, max_uses=nasty_text)
+def test_invite_form(cast, days, max_uses):
+    cast["fuzzer"].user_permissions.add(Permission.objects.get(codename="add_invite"))
+    before = _rows()
+    response = cast["client"].post("/settings/invites/", {"days": days, "max_uses": max_uses})
+    _assert_sane(response, before)
+    for invite in Invite.objects.all():
+        assert 1 <= invite.max_uses <= 100
+
+
+@FUZZ
+@given(invite=nasty_text, method=st.sampled_from(["get", "post"]))
+def test_sign_up_by_invite_with_any_token(cast, invite, method):
+    with override_settings(REGISTRATION_MODE="invite"):
+        before = _rows()
+        data = {
+            "username": "newcomer",
+            "email": "new@example.com",
+            "password1": PASSWORD,
+            "password2": PASSWORD,
+            "invite": invite,
+        }
+        if method == "get":
+            response = Client().get("/accounts/signup/", {"invite": invite})
+        else:
+            response = Client().post("/accounts/signup/", data)
+        _assert_sane(response, before)
+        assert _rows() == before
+        assert response.status_code in (400, 403)

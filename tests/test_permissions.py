@@ -170,3 +170,66 @@ def test_a_plain_user_cannot_reach_the_admin(alice_client):
         response = alice_client.get(path)
         assert response.status_code == 302
         assert response["Location"].startswith("/admin/login/")
+
+
+# --- Accounts: sessions, two-factor, e-mail, invites -------------------------------------
+
+
+def test_a_user_cannot_end_someone_elses_session(alice_client, bob):
+    from accounts import sessions
+
+    bob_client = Client()
+    bob_client.force_login(bob)
+    bob_session = sessions.digest(bob_client.session.session_key)
+    response = alice_client.post(
+        reverse("account_settings:end_session"), {"session": bob_session, **_as_bob(bob)}
+    )
+    assert response.status_code == 302
+    assert bob_client.get("/").context["user"] == bob
+    alice_client.post(reverse("account_settings:end_other_sessions"), _as_bob(bob))
+    assert bob_client.get("/").context["user"] == bob
+
+
+def test_two_factor_changes_act_only_on_your_own(alice, alice_client, bob):
+    import pyotp
+
+    from accounts import twofactor
+    from tests.conftest import PASSWORD
+
+    setup = twofactor.start_setup(user=bob)
+    twofactor.confirm_setup(user=bob, code=pyotp.TOTP(setup.secret).now())
+    data = {"password": PASSWORD, **_as_bob(bob)}
+    alice_client.post(reverse("account_settings:2fa_disable"), data)
+    alice_client.post(reverse("account_settings:2fa_recovery_codes"), data)
+    assert twofactor.is_enabled(bob)
+    assert twofactor.recovery_codes_left(bob) == 10
+
+
+def test_an_email_change_is_written_for_the_signed_in_user_only(alice, alice_client, bob):
+    from tests.conftest import PASSWORD
+
+    data = {"email": "new@example.com", "password": PASSWORD, **_as_bob(bob)}
+    assert alice_client.post(reverse("accounts:change_email"), data).status_code == 302
+    assert User.objects.get(pk=alice.pk).unconfirmed_email == "new@example.com"
+    assert User.objects.get(pk=bob.pk).unconfirmed_email == ""
+
+
+def test_a_verification_link_proves_only_the_account_it_was_sent_for(alice, bob):
+    from accounts.tokens import verification_token
+
+    User.objects.filter(pk=bob.pk).update(email="bob@example.com")
+    token = verification_token(user_id=alice.pk, address="bob@example.com")
+    Client().post(reverse("accounts:verify_email", args=[token]))
+    assert User.objects.get(pk=bob.pk).email_verified_at is None
+    assert User.objects.get(pk=alice.pk).email == ""
+
+
+def test_invites_are_made_as_the_signed_in_user(alice, alice_client, bob):
+    from django.contrib.auth.models import Permission
+
+    from accounts.models import Invite
+
+    alice.user_permissions.add(Permission.objects.get(codename="add_invite"))
+    data = {"days": "7", "max_uses": "1", **_as_bob(bob)}
+    assert alice_client.post(reverse("account_settings:invites"), data).status_code == 302
+    assert list(Invite.objects.values_list("user_id", flat=True)) == [alice.pk]

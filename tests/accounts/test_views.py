@@ -15,6 +15,7 @@ def signup_data(**overrides: str) -> dict[str, str]:
     data = {
         "username": "dora",
         "display_name": "Dora",
+        "email": "dora@example.com",
         "password1": PASSWORD,
         "password2": PASSWORD,
     }

@@ -85,6 +85,7 @@ def sign_up(visitor: Visitor, username: str, display_name: str) -> None:
     visitor.go("/accounts/signup/")
     page.fill("input[name=username]", username)
     page.fill("input[name=display_name]", display_name)
+    page.fill("input[name=email]", f"{username}@example.com")
     page.fill("input[name=password1]", PASSWORD)
     page.fill("input[name=password2]", PASSWORD)
     visitor.submit("main form")

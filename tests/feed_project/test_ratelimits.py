@@ -95,7 +95,12 @@ def test_signup_is_limited_per_ip():
     statuses = []
     for n in range(3):
         client.logout()
-        data = {"username": f"newbie{n}", "password1": PASSWORD, "password2": PASSWORD}
+        data = {
+            "username": f"newbie{n}",
+            "email": f"newbie{n}@example.com",
+            "password1": PASSWORD,
+            "password2": PASSWORD,
+        }
         statuses.append(client.post(reverse("accounts:signup"), data).status_code)
     assert statuses == [302, 302, 429]
     assert User.objects.filter(username__startswith="newbie").count() == 2

@@ -15,12 +15,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyotp
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from accounts.models import User
+from accounts import twofactor
+from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User
 from posts.models import Like, Post, Report
 from posts.services import create_post
 from relations.models import Followee, Follower
@@ -46,11 +49,27 @@ ACTIONS = {
     "@<>/unmute/",
     "@<>/report/",
     "notifications/read/",
+    "accounts/email/resend/",
+    "settings/security/2fa/setup/",
+    "settings/security/2fa/confirm/",
+    "settings/security/2fa/disable/",
+    "settings/security/2fa/recovery-codes/",
+    "settings/security/sessions/end/",
+    "settings/security/sessions/end-others/",
 }
 # A page whose GET shows a form and whose POST changes data: CSRF always; the
-# sign-up and log-in forms are for visitors, the others need a login.
-FORMS_FOR_VISITORS = {"accounts/signup/", "accounts/login/"}
-FORMS = {"accounts/profile/"}
+# sign-up and log-in forms are for visitors (the log-in's code step, the
+# password reset and the e-mail link too: a token, not a login, says who),
+# the others need a login.
+FORMS_FOR_VISITORS = {
+    "accounts/signup/",
+    "accounts/login/",
+    "accounts/login/code/",
+    "accounts/password/reset/",
+    "accounts/password/reset/<>/<>/",
+    "accounts/verify/<>/",
+}
+FORMS = {"accounts/profile/", "accounts/email/", "settings/security/password/", "settings/invites/"}
 # POST only with CSRF, but harmless for a visitor (Django's LogoutView).
 LOGOUT = {"accounts/logout/"}
 # Pages that only read: GET and HEAD, a POST is a 405.
@@ -64,6 +83,10 @@ READ_ONLY = {
     "@<>/followers/",
     "@<>/following/",
     "healthz",
+    "accounts/signup/pending/",
+    "accounts/password/reset/sent/",
+    "accounts/password/reset/done/",
+    "settings/security/",
 }
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
 
@@ -72,9 +95,9 @@ def _walk(patterns: list, prefix: str = "") -> list[str]:
     routes = []
     for entry in patterns:
         route = prefix + str(entry.pattern)
+        if route.startswith("admin/"):
+            continue  # the admin's, and the redirect of its log-in to the site's
         if isinstance(entry, URLResolver):
-            if route.startswith("admin/"):
-                continue
             routes += _walk(entry.url_patterns, route)
         elif isinstance(entry, URLPattern):
             routes.append(route)
@@ -128,10 +151,13 @@ def _url(route: str, world: dict) -> str:
 
 def _rows() -> dict[str, int]:
     models = {"user": User, "post": Post, "follower": Follower, "followee": Followee}
-    models |= {"like": Like, "report": Report}
+    models |= {"like": Like, "report": Report, "two-factor": TwoFactor, "invite": Invite}
+    models |= {"recovery code": RecoveryCode, "application": SignupApplication}
     counts = {name: model.objects.count() for name, model in models.items()}
     counts["live posts"] = Post.objects.filter(deleted_at__isnull=True).count()
-    profiles = User.objects.order_by("pk").values_list("display_name", "bio")
+    profiles = User.objects.order_by("pk").values_list(
+        "display_name", "bio", "password", "email", "unconfirmed_email", "email_verified_at"
+    )
     counts["profiles"] = hash(tuple(profiles))
     return counts
 
@@ -149,7 +175,31 @@ def _with_token(client: Client) -> str:
     return client.cookies[settings.CSRF_COOKIE_NAME].value
 
 
-FORM_DATA = {"text": "hello", "reason": "spam", "display_name": "Hacked", "bio": "pwned"}
+NEW_PASSWORD = "a-brand-new-passphrase-42"
+FORM_DATA = {
+    "text": "hello",
+    "reason": "spam",
+    "display_name": "Hacked",
+    "bio": "pwned",
+    "email": "changed@example.com",
+    "password": PASSWORD,
+    "old_password": PASSWORD,
+    "new_password1": NEW_PASSWORD,
+    "new_password2": NEW_PASSWORD,
+    "days": "7",
+    "max_uses": "1",
+}
+
+
+def _prepared(route: str, world: dict) -> dict[str, str]:
+    """What a route needs besides FORM_DATA to go through: a code, a permission."""
+    alice = world["alice"]
+    if route == "settings/security/2fa/confirm/":
+        setup = twofactor.start_setup(user=alice)
+        return {"code": pyotp.TOTP(setup.secret).now()}
+    if route == "settings/invites/":
+        alice.user_permissions.add(Permission.objects.get(codename="add_invite"))
+    return {}
 
 
 @pytest.mark.parametrize("route", sorted(ACTIONS))
@@ -201,9 +251,10 @@ def test_a_post_without_csrf_token_is_refused(route, world):
 def test_the_same_post_with_its_csrf_token_goes_through(route, world):
     """The control of the test above: the 403 was the missing token, not something else."""
     _require(route)
+    data = {**FORM_DATA, **_prepared(route, world)}
     client = _csrf_client(world["alice"])
     token = _with_token(client)
-    response = client.post(_url(route, world), {**FORM_DATA, "csrfmiddlewaretoken": token})
+    response = client.post(_url(route, world), {**data, "csrfmiddlewaretoken": token})
     assert response.status_code == 302  # every one of them redirects when it goes through
 
 

@@ -1,0 +1,135 @@
+"""Who may sign up, and how: the registration mode, invite links, applications.
+
+``REGISTRATION_MODE`` (settings, from the environment) is one of open,
+approval (the account stays inactive until a moderator approves it in the
+admin, reading the applicant's reason), invite (a valid invite link is
+needed) and closed.
+"""
+
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts import addresses
+from accounts.models import Invite, SignupApplication, User
+from accounts.tasks import enqueue_on_commit, send_approved_mail
+
+INVITE_PERMISSION = "accounts.add_invite"
+INVITE_MAX_DAYS = 30
+INVITE_MAX_USES = 100
+
+
+class InviteUsedUp(Exception):
+    """The invite expired or ran out of uses between the form and the write."""
+
+
+def mode() -> str:
+    return settings.REGISTRATION_MODE
+
+
+def parse_invite_token(token: str) -> tuple[int, str] | None:
+    user_id, dot, code = token.strip().partition(".")
+    if not dot or not user_id.isascii() or not user_id.isdigit() or len(user_id) > 18:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9_-]{8,32}", code):
+        return None
+    return int(user_id), code
+
+
+def usable_invite(token: str, *, now: datetime | None = None) -> Invite | None:
+    """The invite a link names, if it has not expired or run out; a primary-key lookup."""
+    parsed = parse_invite_token(token)
+    if parsed is None:
+        return None
+    now = now or timezone.now()
+    return (
+        Invite.objects.filter(
+            user_id=parsed[0], code=parsed[1], expires_at__gt=now, uses__lt=F("max_uses")
+        )
+        .select_related("user")
+        .first()
+    )
+
+
+def create_invite(*, user: User, days: int, max_uses: int) -> Invite:
+    now = timezone.now()
+    return Invite.objects.create(
+        user=user,
+        code=secrets.token_urlsafe(12),
+        created_at=now,
+        expires_at=now + timedelta(days=days),
+        max_uses=max_uses,
+    )
+
+
+def invites_of(user: User) -> list[Invite]:
+    return list(Invite.objects.filter(user=user).order_by("-created_at")[:50])
+
+
+@dataclass(frozen=True)
+class Signup:
+    username: str
+    password: str
+    email: str
+    display_name: str = ""
+    reason: str = ""
+    invite: Invite | None = None
+
+
+def register(*, signup: Signup, base_url: str) -> User:
+    """Create the account the sign-up form asked for, in the current registration mode.
+
+    Raises IntegrityError when the username was taken meanwhile and
+    InviteUsedUp when the invite ran out meanwhile: the caller's savepoint
+    then undoes everything.
+    """
+    approval = mode() == "approval"
+    with transaction.atomic():
+        user = User.objects.create_user(
+            username=signup.username,
+            password=signup.password,
+            display_name=signup.display_name,
+            is_active=not approval,
+        )
+        if signup.invite is not None:
+            invite = signup.invite
+            used = Invite.objects.filter(
+                user_id=invite.user_id,
+                code=invite.code,
+                expires_at__gt=timezone.now(),
+                uses__lt=F("max_uses"),
+            ).update(uses=F("uses") + 1)
+            if not used:
+                raise InviteUsedUp
+        if approval:
+            SignupApplication.objects.create(
+                user=user, reason=signup.reason, created_at=timezone.now()
+            )
+        addresses.claim(user=user, address=signup.email, base_url=base_url)
+    return user
+
+
+def decide(
+    *, application: SignupApplication, moderator: User, approve: bool, base_url: str
+) -> bool:
+    """Approve (activate the account) or reject an application; False if already decided."""
+    with transaction.atomic():
+        decided = SignupApplication.objects.filter(
+            user_id=application.user_id, decided_at__isnull=True
+        ).update(decided_at=timezone.now(), approved=approve, decided_by=moderator)
+        if not decided:
+            return False
+        if approve:
+            User.objects.filter(pk=application.user_id).update(is_active=True)
+            enqueue_on_commit(send_approved_mail, application.user_id, base_url)
+    return True
+
+
+def is_awaiting_approval(user: User) -> bool:
+    return SignupApplication.objects.filter(user_id=user.pk, decided_at__isnull=True).exists()

@@ -1,0 +1,59 @@
+"""Mail tasks: thin adapters that take ids and strings, load what they need, and send.
+
+Mail never goes out inside a request: the view's service queues a task on
+commit (``enqueue_on_commit``), and a worker renders and sends. A mail server
+that refuses or times out is retried with backoff; a retried task may send a
+mail twice, which is better than not at all.
+"""
+
+import logging
+import smtplib
+from functools import partial
+from typing import Any
+
+from celery import shared_task
+from django.db import transaction
+from kombu.exceptions import OperationalError
+
+from accounts import mail
+
+logger = logging.getLogger(__name__)
+
+MAIL_ERRORS = (smtplib.SMTPException, OSError)
+RETRY = {"autoretry_for": MAIL_ERRORS, "retry_backoff": True, "max_retries": 5}
+
+
+def _enqueue(task: Any, *args: Any) -> None:
+    try:
+        task.delay(*args)
+    except (OperationalError, ConnectionError, OSError) as exc:
+        # A broker outage must not lose the mail: send it from here instead
+        # (what timelines.tasks.enqueue does for fan-out). It is after the
+        # response's commit, and a failure is logged, never raised.
+        logger.warning("broker refused %s (%s): sending in process", task.name, exc)
+        task.apply(args=args)
+
+
+def enqueue_on_commit(task: Any, *args: Any) -> None:
+    """Queue ``task`` once the current transaction commits; never fail the request."""
+    transaction.on_commit(partial(_enqueue, task, *args), robust=True)
+
+
+@shared_task(name="accounts.send_verification_mail", **RETRY)
+def send_verification_mail(user_id: int, address: str, base_url: str) -> None:
+    mail.send_verification(user_id=user_id, address=address, base_url=base_url)
+
+
+@shared_task(name="accounts.send_address_in_use_mail", **RETRY)
+def send_address_in_use_mail(address: str, base_url: str) -> None:
+    mail.send_address_in_use(address=address, base_url=base_url)
+
+
+@shared_task(name="accounts.send_password_reset_mail", **RETRY)
+def send_password_reset_mail(user_id: int, base_url: str) -> None:
+    mail.send_password_reset(user_id=user_id, base_url=base_url)
+
+
+@shared_task(name="accounts.send_approved_mail", **RETRY)
+def send_approved_mail(user_id: int, base_url: str) -> None:
+    mail.send_approved(user_id=user_id, base_url=base_url)
