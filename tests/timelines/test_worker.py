@@ -1,7 +1,8 @@
 """Fan-out through a real Celery worker process, on the real PostgreSQL and Redis.
 
-Nothing is mocked: the test process publishes to a Redis broker (its own
-database, so the cache's FLUSHDB between tests cannot eat the queue), a
+Nothing is mocked: the test process publishes to a Redis broker (a
+redis-server of the test's own, so neither the cache's FLUSHDB between tests
+nor another checkout's test worker can eat the queue), a
 ``celery worker --pool=prefork`` subprocess consumes it against the test
 database, and the test polls the tables until the fan-out is done.
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import kombu.pools
 import psycopg
@@ -46,6 +47,7 @@ from posts.services import create_post
 from relations.models import Followee, Follower
 from relations.services import follow
 from tests.factories import UserFactory
+from tests.private_redis import PrivateRedis, private_redis
 from timelines import cache
 from timelines.cache import CachedInbox
 from timelines.feed import home_feed
@@ -91,13 +93,6 @@ def wait_until(predicate: Callable[[], Any], *, what: str, timeout: float) -> An
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(0.05)
-
-
-def worker_broker_url() -> str:
-    """The Redis of REDIS_URL, another database: db 7 (6 if REDIS_URL is on 7)."""
-    parts = urlsplit(settings.REDIS_URL)
-    db = "6" if parts.path.strip("/") == "7" else "7"
-    return urlunsplit(parts._replace(path=f"/{db}"))
 
 
 def url_of_test_database() -> str:
@@ -240,20 +235,30 @@ class RealQueue:
 
 
 @pytest.fixture
-def real_queue(transactional_db, tmp_path, _eager_celery_and_clean_cache) -> Iterator[RealQueue]:
-    """Publish for real (not eagerly) to a dedicated broker db; stop every worker after.
+def worker_broker() -> Iterator[PrivateRedis]:
+    with private_redis() as server:
+        yield server
+
+
+@pytest.fixture
+def real_queue(
+    transactional_db, tmp_path, _eager_celery_and_clean_cache, worker_broker
+) -> Iterator[RealQueue]:
+    """Publish for real (not eagerly) to a broker of this test's own; stop every worker after.
+
+    The broker is a private redis-server (tests/private_redis.py): a database
+    of the shared Redis was consumed by other checkouts' test workers too.
 
     Requests transactional_db so that workers are stopped before the tables
     are flushed, and conftest's autouse fixture so that eager mode is turned
     off after it turned it on.
     """
     queue = RealQueue(
-        broker_url=worker_broker_url(),
+        broker_url=worker_broker.url(),
         database_url=url_of_test_database(),
         log_dir=tmp_path,
         workers=[],
     )
-    queue.broker().flushdb()  # leftovers of an earlier, killed run
     previous_url = celery_app.conf.broker_url
     celery_app.conf.broker_url = queue.broker_url
     celery_app.conf.task_always_eager = False
