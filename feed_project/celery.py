@@ -4,6 +4,7 @@ import os
 import time
 from typing import Any
 
+from amqp.exceptions import AMQPError, MessageNacked
 from celery import Celery, Task
 from kombu.exceptions import OperationalError
 
@@ -24,7 +25,8 @@ class FailFastTask(Task):
 
     The error is kombu's OperationalError, as for a broker that refuses, so
     callers' fallbacks (timelines.tasks.enqueue runs the task in process)
-    handle both alike.
+    handle both alike. RabbitMQ's own refusals (a publish nacked under publisher
+    confirms, a channel closed by the broker) are raised as OperationalError too.
     """
 
     def apply_async(self, *args: Any, **kwargs: Any) -> Any:
@@ -40,6 +42,9 @@ class FailFastTask(Task):
         except (OperationalError, OSError):
             _failing_until[broker] = time.monotonic() + BROKER_PAUSE_SECONDS
             raise
+        except (AMQPError, MessageNacked) as exc:
+            _failing_until[broker] = time.monotonic() + BROKER_PAUSE_SECONDS
+            raise OperationalError(f"the broker refused the message: {exc!r}") from exc
 
 
 def forget_broker_failures() -> None:

@@ -159,7 +159,10 @@ if not 0 < SERVICE_TIMEOUT_SECONDS <= 60:
         f"above 0 and at most 60, not {SERVICE_TIMEOUT_SECONDS!r}"
     )
 
-# --- Redis: cache and broker, both switched on by REDIS_URL -------------------
+# --- Redis: the feed cache, switched on by REDIS_URL ----------------------------
+# A cache: it may lose everything (run it without persistence, README) and the
+# site never serves what it missed (timelines.cache). Also the broker, unless
+# CELERY_BROKER_URL names another.
 REDIS_URL: str = _read("REDIS_URL", "str", "")
 if REDIS_URL:
     if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
@@ -185,7 +188,21 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Celery -------------------------------------------------------------------
+# The broker keeps queued work, so in production it is a service of its own that
+# keeps messages: RabbitMQ (amqp://, amqps://: durable queues, persistent
+# messages, publisher confirms) or a Redis with persistence (redis://, rediss://).
+# Unset, it is the cache's Redis (REDIS_URL): fine for development, where losing
+# the queue with the cache costs nothing (the sweeper redelivers posts).
+_BROKER_SCHEMES = ("amqp", "amqps", "redis", "rediss")
 CELERY_BROKER_URL: str = _read("CELERY_BROKER_URL", "str", REDIS_URL)
+_broker_scheme = urlsplit(CELERY_BROKER_URL).scheme if CELERY_BROKER_URL else ""
+if CELERY_BROKER_URL and _broker_scheme not in _BROKER_SCHEMES:
+    where = "CELERY_BROKER_URL" if env.str("CELERY_BROKER_URL", default="") else "REDIS_URL"
+    raise ImproperlyConfigured(
+        f"Environment variable {where} is the Celery broker, so it must start with "
+        "amqp://, amqps:// (RabbitMQ), redis:// or rediss:// (Redis), not "
+        f"{CELERY_BROKER_URL.split(':', 1)[0]!r}; set CELERY_BROKER_URL to one"
+    )
 CELERY_TASK_ALWAYS_EAGER: bool = _read("CELERY_TASK_ALWAYS_EAGER", "bool", not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
@@ -197,13 +214,19 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Written to disk by RabbitMQ (delivery_mode 2) in durable queues (Celery's
+# default queue is durable): a broker restart keeps queued tasks.
+CELERY_TASK_DEFAULT_DELIVERY_MODE = "persistent"
 # Publishing to a broker that is down or hung must fail fast so the post
 # still lands: one retry of the connection (max_retries), socket timeouts on
 # every read and write, no retry of the publish itself. After a failure the
 # process stops trying the broker for a few seconds (feed_project.celery).
 # An unacknowledged task (its worker died) is handed out again after the
 # visibility timeout: fan-out tasks take seconds, so minutes is plenty.
-CELERY_BROKER_CONNECTION_TIMEOUT = SERVICE_TIMEOUT_SECONDS  # connecting to RabbitMQ
+# One set of transport options serves both transports (each reads its own
+# names; py-amqp takes the others as unused keyword arguments), so a process
+# can be pointed at either broker (the tests do).
+CELERY_BROKER_CONNECTION_TIMEOUT = SERVICE_TIMEOUT_SECONDS  # py-amqp's connect_timeout
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "max_retries": 1,
     "interval_start": 0,
@@ -215,9 +238,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # A worker's BRPOP waits this long for a message: it must answer before
     # the socket timeout does (kombu's default is 1 s).
     "brpop_timeout": min(1.0, SERVICE_TIMEOUT_SECONDS / 2),
-    # RabbitMQ (py-amqp's Connection takes these).
+    # RabbitMQ (py-amqp's Connection takes these). connect_timeout also bounds
+    # the AMQP handshake; read_timeout bounds the wait for a publisher confirm.
     "read_timeout": SERVICE_TIMEOUT_SECONDS,
     "write_timeout": SERVICE_TIMEOUT_SECONDS,
+    # A publish returns once RabbitMQ has taken the message (written it, for a
+    # persistent message in a durable queue); a refusal (Basic.Nack) is an
+    # error the caller sees, and timelines.tasks.enqueue runs the task in process.
+    "confirm_publish": True,
 }
 CELERY_TASK_PUBLISH_RETRY = False
 # Every change to an inbox is recorded in an outbox with the change; what its

@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import kombu.pools
 import pytest
@@ -32,10 +33,27 @@ def free_port() -> int:
 
 
 class PrivateRedis:
-    def __init__(self, process: subprocess.Popen, port: int) -> None:
+    def __init__(self, process: subprocess.Popen, port: int, directory: Path | None) -> None:
         self.process = process
         self.port = port
+        self.directory = directory
         self.frozen = False
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_connect_timeout=1, socket_timeout=5)
+
+    def stop(self) -> None:
+        """Stop at once, saving nothing (as a crash or a kill would)."""
+        if self.frozen:
+            self.thaw()
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def restart(self) -> None:
+        """Stop without saving and start again on the same port and directory
+        (loading its ``dump.rdb`` there, if any)."""
+        self.stop()
+        self.process = _start(self.port, self.directory)
 
     def url(self, db: int = 0) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"
@@ -57,41 +75,53 @@ class PrivateRedis:
             self.thaw()
 
 
-@contextmanager
-def private_redis() -> Iterator[PrivateRedis]:
-    """Start redis-server without persistence on a free port; stop it afterwards."""
+def _start(port: int, directory: Path | None) -> subprocess.Popen:
+    """redis-server without persistence (a snapshot in ``directory`` is loaded at
+    start, and SAVE writes one there); returns once it answers."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.fail("redis-server is not installed (apt-get install redis-server)")
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1"]
+    command += ["--save", "", "--appendonly", "no"]
+    if directory is not None:
+        # DEBUG RELOAD is refused by default since Redis 7: a test may use it.
+        command += ["--dir", str(directory), "--enable-debug-command", "yes"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = redis.Redis(port=port, socket_connect_timeout=1, socket_timeout=1)
+    deadline = time.monotonic() + START_SECONDS
+    while True:
+        try:
+            client.ping()
+            break
+        except (redis.ConnectionError, redis.BusyLoadingError):
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise
+            time.sleep(0.05)
+    client.close()
+    return process
+
+
+@contextmanager
+def private_redis(directory: Path | None = None) -> Iterator[PrivateRedis]:
+    """Start redis-server without persistence on a free port; stop it afterwards.
+
+    With ``directory``, its snapshots (SAVE) go there and a ``dump.rdb`` there
+    is loaded at every start, so a test can restore an older one.
+    """
     port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    server = PrivateRedis(process, port)
+    server = PrivateRedis(_start(port, directory), port, directory)
     try:
-        client = redis.Redis(port=port, socket_connect_timeout=1, socket_timeout=1)
-        deadline = time.monotonic() + START_SECONDS
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.05)
-        client.close()
         yield server
     finally:
         if server.frozen:
             server.thaw()
-        process.terminate()
+        server.process.terminate()
         try:
-            process.wait(timeout=10)
+            server.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            server.process.kill()
+            server.process.wait()
 
 
 # --- Pointing the site's broker at it -------------------------------------------

@@ -3,12 +3,33 @@
 One sorted set per reader, every score 0, so members (timeline keys) sort by
 their bytes, which is time order: ZREVRANGEBYLEX reads a feed page.
 
-- A sentinel member ``!`` (below every key) is always present in a cached
-  inbox, so an existing key with nothing else is "known empty", and a missing
-  key is "not cached" (seed 001's "no more" flag).
+- A sentinel member (``!`` and the server's incarnation, below every key) is
+  always present in a cached inbox, so an existing key with nothing else is
+  "known empty", and a missing key is "not cached" (seed 001's "no more" flag).
 - Keys are ``inbox:{<reader>}:<generation>``; the braces make Redis Cluster put a
-  reader's keys in one slot. The generation lives in PostgreSQL and is bumped
-  whenever a write to Redis fails: caches that missed a write are never read.
+  reader's keys in one slot, and every script touches one reader's keys only.
+  The generation lives in PostgreSQL and is bumped whenever a write to Redis
+  fails: caches that missed a write are never read.
+- **A Redis that restarts, is restored from a snapshot, or is replaced by a
+  lagging replica never serves what it missed.** A restored dataset brings back
+  old values of every key, so no key can tell a restored cache from a current
+  one. The server itself can: every cache is stamped by its fill with the
+  incarnation of the server that holds it (``_INCARNATION``: run_id, new at
+  every start; replication id, new when a server is promoted or resynchronised
+  from a master; the key counts of the last snapshot load, changed by an
+  in-place load such as ``DEBUG RELOAD``), none of which is in the dataset.
+  Every read and write script compares the stamp with the server it runs on
+  and deletes a cache of another incarnation, so the page is served from the
+  table and the cache refilled. The check runs inside the read's one script
+  call (no extra round trip, no PostgreSQL write) and only on the reader's slot,
+  so it holds per node of a Redis Cluster.
+  Why not a value kept in PostgreSQL: the only value that would catch every
+  restore is one changed by every cache write (a per-reader version written
+  before each push): a PostgreSQL write per recipient per post. A global epoch
+  key checked against PostgreSQL misses a snapshot taken in the current epoch.
+  Known gap: an in-place load that brings back exactly as many keys (loaded and
+  expired) as the load before it keeps the stamp (``DEBUG`` is off by default
+  since Redis 7, and the cache Redis runs without persistence).
 - Filling races with writers. A fill first sets a marker with a random token,
   reads the table, then writes only if the marker still holds its token.
   Every writer, after committing to the table, applies its change to the
@@ -33,13 +54,42 @@ from timelines.models import CacheGeneration
 
 logger = logging.getLogger(__name__)
 
+# The sentinel member starts with "!" and sorts below "!~"; timeline keys
+# (0-9A-Z) sort above it, so the scripts' lex ranges of keys start at "(!~".
 SENTINEL = "!"
 FILL_MARKER_SECONDS = 30
+
+# Shared by every script. The sentinel member of a cache names the incarnation of
+# the Redis server that filled it: its run_id (new at every start), its
+# replication id (new when it is promoted or resynchronised from a master), and
+# the key counts of its last load of a snapshot (changed by an in-place load such
+# as DEBUG RELOAD). None of these is in the dataset, so a snapshot restored or
+# replicated elsewhere cannot bring them back; a cache whose sentinel names
+# another incarnation is deleted the moment any script touches it.
+_INCARNATION = """
+local function field(info, name)
+  return string.match(info, name .. ':([^\\r\\n]*)') or '?'
+end
+local function incarnation()
+  local persistence = redis.call('INFO', 'persistence')
+  return '!' .. field(redis.call('INFO', 'server'), 'run_id')
+    .. ':' .. field(redis.call('INFO', 'replication'), 'master_replid')
+    .. ':' .. field(persistence, 'rdb_last_load_keys_loaded')
+    .. ':' .. field(persistence, 'rdb_last_load_keys_expired')
+end
+local function live(key)
+  local first = redis.call('ZRANGE', key, 0, 0)
+  if #first == 0 then return false end
+  if first[1] == incarnation() then return true end
+  redis.call('DEL', key)
+  return false
+end
+"""
 
 # KEYS: inbox, marker. ARGV: cap, members...
 _PUSH = """
 redis.call('DEL', KEYS[2])
-if redis.call('EXISTS', KEYS[1]) == 1 then
+if live(KEYS[1]) then
   for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
   if redis.call('ZCARD', KEYS[1]) > tonumber(ARGV[1]) + 1 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 1, -(tonumber(ARGV[1]) + 1))
@@ -50,16 +100,17 @@ return 0
 # KEYS: inbox, marker. ARGV: members...
 _REMOVE = """
 redis.call('DEL', KEYS[2])
-if #ARGV > 0 then redis.call('ZREM', KEYS[1], unpack(ARGV)) end
+if live(KEYS[1]) and #ARGV > 0 then redis.call('ZREM', KEYS[1], unpack(ARGV)) end
 return 0
 """
 # KEYS: inbox, marker. ARGV: the author part of a timeline key, its first
 # position (1-based, from posts.ids.TIMELINE_KEY_AUTHOR).
 _REMOVE_AUTHOR = """
 redis.call('DEL', KEYS[2])
+if not live(KEYS[1]) then return 0 end
 local first = tonumber(ARGV[2])
 local last = first + #ARGV[1] - 1
-local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+local members = redis.call('ZRANGEBYLEX', KEYS[1], '(!~', '+')
 for _, member in ipairs(members) do
   if string.sub(member, first, last) == ARGV[1] then redis.call('ZREM', KEYS[1], member) end
 end
@@ -69,22 +120,47 @@ return 0
 _FILL = """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[2], KEYS[1])
-redis.call('ZADD', KEYS[1], 0, '!')
+redis.call('ZADD', KEYS[1], 0, incarnation())
 for i = 3, #ARGV do redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 """
+# Reads: nil when not cached (or cached by another incarnation).
+# KEYS: inbox. ARGV: ttl seconds, high bound, limit.
+_OLDER = """
+if not live(KEYS[1]) then return false end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[2], '(!~', 'LIMIT', 0, ARGV[3])
+"""
+# KEYS: inbox. ARGV: ttl seconds, after, limit. Returns {keys above, 1 if one at or below}.
+_NEWER = """
+if not live(KEYS[1]) then return false end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+local above = redis.call('ZRANGEBYLEX', KEYS[1], '(' .. ARGV[2], '+', 'LIMIT', 0, ARGV[3])
+local below = redis.call('ZREVRANGEBYLEX', KEYS[1], '[' .. ARGV[2], '(!~', 'LIMIT', 0, 1)
+return {above, #below}
+"""
+# KEYS: inbox. ARGV: after.
+_COUNT_NEWER = """
+if not live(KEYS[1]) then return false end
+return redis.call('ZLEXCOUNT', KEYS[1], '(' .. ARGV[1], '+')
+"""
+_SENTINEL_NOW = "return incarnation()"
 
 
 @cache
 def _scripts(client: Redis) -> dict:
     return {
-        name: client.register_script(source)
+        name: client.register_script(_INCARNATION + source)
         for name, source in (
             ("push", _PUSH),
             ("remove", _REMOVE),
             ("remove_author", _REMOVE_AUTHOR),
             ("fill", _FILL),
+            ("older", _OLDER),
+            ("newer", _NEWER),
+            ("count_newer", _COUNT_NEWER),
+            ("sentinel", _SENTINEL_NOW),
         )
     }
 
@@ -95,6 +171,11 @@ def client() -> Redis | None:
     from django_redis import get_redis_connection
 
     return get_redis_connection("default")
+
+
+def sentinel(redis: Redis) -> str:
+    """The sentinel member a cache filled now on this Redis carries (dev tools fill caches)."""
+    return _scripts(redis)["sentinel"]().decode()
 
 
 def generation() -> int:
@@ -175,51 +256,39 @@ class CachedInbox:
         self.key, self.marker = _keys(reader_id, gen)
         self.redis = client()
 
+    def _read(self, script: str, args: list[str | int]) -> object:
+        """One script call (one round trip); None on a miss or an error."""
+        try:
+            return _scripts(self.redis)[script](keys=[self.key], args=args)
+        except RedisError as exc:
+            logger.warning("inbox cache read failed: %s", exc)
+            return None
+
     def older(self, before: str | None, limit: int) -> list[str] | None:
         """Up to ``limit`` keys below ``before`` (or the newest), newest first."""
         if self.redis is None:
             return None
         high = f"({before}" if before else "+"
-        try:
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.expire(self.key, ttl_seconds())
-            pipe.zrevrangebylex(self.key, high, f"({SENTINEL}", start=0, num=limit)
-            exists, members = pipe.execute()
-        except RedisError as exc:
-            logger.warning("inbox cache read failed: %s", exc)
-            return None
-        return [m.decode() for m in members] if exists else None
+        members = self._read("older", [ttl_seconds(), high, limit])
+        return None if members is None else [m.decode() for m in members]
 
     def newer(self, after: str, limit: int) -> tuple[list[str], bool] | None:
         """Up to ``limit`` keys above ``after``, oldest first, and whether the
         cache reaches down to ``after`` (holds a key at or below it)."""
         if self.redis is None:
             return None
-        try:
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.expire(self.key, ttl_seconds())
-            pipe.zrangebylex(self.key, f"({after}", "+", start=0, num=limit)
-            pipe.zrevrangebylex(self.key, f"[{after}", f"({SENTINEL}", start=0, num=1)
-            exists, members, below = pipe.execute()
-        except RedisError as exc:
-            logger.warning("inbox cache read failed: %s", exc)
+        result = self._read("newer", [ttl_seconds(), after, limit])
+        if result is None:
             return None
-        if not exists:
-            return None
+        members, below = result
         return [m.decode() for m in members], bool(below)
 
     def count_newer(self, after: str, cap: int) -> int | None:
         """How many keys lie above ``after`` (at most ``cap``); None on a miss."""
         if self.redis is None:
             return None
-        try:
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.exists(self.key)
-            pipe.zlexcount(self.key, f"({after}", "+")
-            exists, count = pipe.execute()
-        except RedisError:
-            return None
-        return min(count, cap) if exists else None
+        count = self._read("count_newer", [after])
+        return None if count is None else min(int(count), cap)
 
     def begin_fill(self) -> str | None:
         if self.redis is None:

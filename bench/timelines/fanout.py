@@ -37,10 +37,11 @@ def fill_caches(reader_ids: list[int]) -> int:
         for owner, key in db.fetchall():
             inboxes[owner].append(key)
     generation, ttl = cache.generation(), cache.ttl_seconds()
+    sentinel = cache.sentinel(redis)
     pipe = redis.pipeline(transaction=False)
     for owner, keys in inboxes.items():
         key = cache.inbox_key(owner, generation)
-        members = dict.fromkeys([cache.SENTINEL, *keys[: inbox.cap()]], 0)
+        members = dict.fromkeys([sentinel, *keys[: inbox.cap()]], 0)
         pipe.delete(key)
         pipe.zadd(key, members)
         pipe.expire(key, ttl)

@@ -80,6 +80,8 @@ def test_ratelimit_enabled_0_turns_rate_limits_off():
         ("TRUSTED_PROXIES", "the load balancer"),
         ("SERVICE_TIMEOUT_SECONDS", "soon"),
         ("SERVICE_TIMEOUT_SECONDS", "0"),
+        ("CELERY_BROKER_URL", "http://127.0.0.1:5672/"),
+        ("CELERY_BROKER_URL", "rabbitmq"),
     ],
 )
 def test_a_malformed_variable_stops_start_up_with_a_message_naming_it(variable, value):
@@ -87,6 +89,63 @@ def test_a_malformed_variable_stops_start_up_with_a_message_naming_it(variable, 
     assert started.returncode != 0
     assert "ImproperlyConfigured" in started.stderr
     assert variable in started.stderr.strip().splitlines()[-1]
+
+
+BROKER_REPORT = (
+    "import django; django.setup(); from django.conf import settings as s; "
+    "from feed_project.celery import app; "
+    "print(s.REDIS_URL, s.CELERY_BROKER_URL, app.conf.broker_url, s.CELERY_TASK_ALWAYS_EAGER)"
+)
+
+
+def test_the_broker_is_the_cache_redis_unless_named_apart():
+    started = start(BROKER_REPORT, REDIS_URL="redis://127.0.0.1:6379/3")
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.split() == ["redis://127.0.0.1:6379/3"] * 3 + ["False"]
+
+
+@pytest.mark.parametrize(
+    "broker",
+    [
+        "amqp://guest:guest@127.0.0.1:5672/feed",
+        "amqps://user:secret@rabbitmq.example.org:5671/feed",
+        "redis://127.0.0.1:6380/0",
+        "rediss://broker.example.org:6380/0",
+    ],
+)
+def test_a_broker_apart_from_the_cache_is_rabbitmq_or_redis(broker):
+    started = start(BROKER_REPORT, REDIS_URL="redis://127.0.0.1:6379/3", CELERY_BROKER_URL=broker)
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.split() == ["redis://127.0.0.1:6379/3", broker, broker, "False"]
+
+
+def test_a_cache_redis_on_a_unix_socket_needs_the_broker_named():
+    started = start("import django; django.setup()", REDIS_URL="unix:///run/redis.sock")
+    last_line = started.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured" in last_line and "CELERY_BROKER_URL" in last_line
+    named = start(
+        "import django; django.setup()",
+        REDIS_URL="unix:///run/redis.sock",
+        CELERY_BROKER_URL="amqp://guest:guest@127.0.0.1:5672//",
+    )
+    assert named.returncode == 0, named.stderr
+
+
+def test_rabbitmq_publishes_with_confirms_persistent_messages_and_the_service_timeouts():
+    code = (
+        "import json, django; django.setup(); from feed_project.celery import app; "
+        "c = app.conf; print(json.dumps({'options': c.broker_transport_options, "
+        "'connect': c.broker_connection_timeout, 'mode': c.task_default_delivery_mode}))"
+    )
+    started = start(
+        code, CELERY_BROKER_URL="amqp://guest:guest@127.0.0.1:5672//", SERVICE_TIMEOUT_SECONDS="2"
+    )
+    assert started.returncode == 0, started.stderr
+    report = json.loads(started.stdout)
+    assert report["options"]["confirm_publish"] is True
+    assert report["options"]["read_timeout"] == report["options"]["write_timeout"] == 2
+    assert report["connect"] == 2
+    assert report["mode"] == "persistent"
 
 
 def test_start_up_refuses_a_missing_secret_key_when_debug_is_off():

@@ -119,7 +119,7 @@ def cached_keys(reader_id: int) -> list[str]:
     if redis is None:
         return []
     members = redis.zrange(cache.inbox_key(reader_id, cache.generation()), 0, -1)
-    return [m.decode() for m in members if m.decode() != SENTINEL]
+    return [m.decode() for m in members if not m.decode().startswith(SENTINEL)]
 
 
 def visit(user_id: int) -> User:

@@ -1,7 +1,8 @@
 """Fan-out through a real Celery worker process, on the real PostgreSQL and Redis.
 
-Nothing is mocked: the test process publishes to a Redis broker (its own
-database, so the cache's FLUSHDB between tests cannot eat the queue), a
+Nothing is mocked: the test process publishes to a Redis broker (a
+redis-server of the test's own, so neither the cache's FLUSHDB between tests
+nor another checkout's test worker can eat the queue), a
 ``celery worker --pool=prefork`` subprocess consumes it against the test
 database, and the test polls the tables until the fan-out is done.
 
