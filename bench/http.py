@@ -375,15 +375,25 @@ def parse_wrk(output: str) -> tuple[int, float, float, float]:
     )
 
 
-def _cpu_seconds(pids: list[int]) -> float:
-    total = 0
+def _cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds of each process still there."""
+    seconds = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
-    return total / CLOCK_TICKS
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+    return seconds
+
+
+def _spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU spent between two readings by the processes of the second (new ones: all of it).
+
+    A process gone meanwhile (a database connection closed at CONN_MAX_AGE)
+    takes what it spent with it: the figure is a floor.
+    """
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
 
 
 def _postgres_backends() -> list[int]:
@@ -411,30 +421,20 @@ def drive(
     redis_client: redis.Redis,
 ) -> Sample:
     """wrk on one page for ``seconds``, with the CPU the server side spent meanwhile."""
-    workers, backends = server.worker_pids(), _postgres_backends()
-    before = (_cpu_seconds(workers), _cpu_seconds(backends), _redis_cpu(redis_client))
-    command = [
-        "wrk",
-        "-t1",
-        f"-c{connections}",
-        f"-d{max(1, round(seconds))}s",
-        "--latency",
-        "--timeout",
-        "10s",
-    ]
-    command += ["-H", f"Cookie: {cookie}", server.url + page.path]
+    workers = server.worker_pids()
+    before = (_cpu_seconds(workers), _cpu_seconds(_postgres_backends()), _redis_cpu(redis_client))
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency"]
+    command += ["--timeout", "10s", "-H", f"Cookie: {cookie}", server.url + page.path]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    # Backends that connected during the run were idle before it: all their CPU is the run's.
-    backends = sorted(set(backends) | set(_postgres_backends()))
-    after = (_cpu_seconds(workers), _cpu_seconds(backends), _redis_cpu(redis_client))
+    after = (_cpu_seconds(workers), _cpu_seconds(_postgres_backends()), _redis_cpu(redis_client))
     requests, elapsed, p50, p99 = parse_wrk(output)
     return Sample(
         requests=requests,
         seconds=elapsed,
         p50_ms=p50,
         p99_ms=p99,
-        gunicorn_cpu=after[0] - before[0],
-        postgres_cpu=after[1] - before[1],
+        gunicorn_cpu=_spent(before[0], after[0]),
+        postgres_cpu=_spent(before[1], after[1]),
         redis_cpu=after[2] - before[2],
     )
 
@@ -511,8 +511,15 @@ def report(figures: list[Figures], options: RunOptions) -> list[str]:
         "postgres",
         "redis (server)",
         "vs bare",
+        "cpu vs bare",
     )
     bare = figures[0]
+
+    def cpu_per_request(figure: Figures) -> float:
+        """Gunicorn workers' and PostgreSQL backends' CPU seconds per request."""
+        spent = sum(s.gunicorn_cpu + s.postgres_cpu for s in figure.samples)
+        return spent / sum(s.requests for s in figure.samples)
+
     rows = []
     for figure in figures:
         samples = figure.samples
@@ -529,6 +536,7 @@ def report(figures: list[Figures], options: RunOptions) -> list[str]:
                 f"{sum(s.postgres_cpu for s in samples) / requests * 1000:.2f} ms",
                 f"{sum(s.redis_cpu for s in samples) / requests * 1000:.2f} ms",
                 f"{statistics.median(ratios):.2f}x",
+                f"{cpu_per_request(figure) / cpu_per_request(bare):.2f}x",
             )
         )
     widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
@@ -546,7 +554,8 @@ def report(figures: list[Figures], options: RunOptions) -> list[str]:
     lines += [
         f"  * {options.rounds} rounds of {options.seconds:g} s a page, pages alternating; "
         f"wrk -t1 -c{options.connections}; req/s, p50, p99 and 'vs bare' (req/s over the "
-        "bare page's in the same round) are medians over rounds",
+        "bare page's in the same round) are medians over rounds; 'cpu vs bare': gunicorn + "
+        "postgres CPU per request over the bare page's",
         "  * cpu/req: user+system CPU of the gunicorn workers and of this database's "
         "PostgreSQL backends over all rounds, per request; redis: the whole server's "
         "(other clients of it included)",

@@ -119,6 +119,7 @@ def display_time(moment: datetime) -> str:
     return f"{local.day} {month} {local.year}, {local.hour:02d}:{local.minute:02d}"
 
 
+@cache
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(settings.BASE_DIR / "templates"),
@@ -128,8 +129,8 @@ def _environment() -> jinja2.Environment:
     )
 
 
-@cache
 def _template() -> jinja2.Template:
+    # Jinja2 keeps the compiled template; with DEBUG it checks the file's time first.
     return _environment().get_template("posts/_post.jinja")
 
 
