@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/feed_test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run test lint smoke clean chromium
+.PHONY: install run test lint smoke clean chromium wrk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,13 @@ chromium:
 		|| { echo "make test: Debian's packages '$(BROWSER_PACKAGES)' are missing and apt-get" \
 		"could not install them (run 'apt-get install $(BROWSER_PACKAGES)' as root);" \
 		"the browser tests need /usr/bin/chromium." >&2; exit 1; }
+
+# manage.py bench_http drives the pages with Debian's wrk (a dev tool; make test
+# does not need it).
+wrk:
+	@command -v wrk >/dev/null \
+		|| (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null) \
+		|| { echo "bench_http needs Debian's wrk: run 'apt-get install wrk' as root." >&2; exit 1; }
 
 test: install lint chromium
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python scripts/check_services.py

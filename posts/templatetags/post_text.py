@@ -1,23 +1,13 @@
 """``{{ post.text|linkify }}``: the text escaped, then its @mentions made profile links."""
 
 from django import template
-from django.urls import reverse
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
-from posts.mentions import MENTION
+from posts import post_html
 
 register = template.Library()
 
 
 @register.filter
 def linkify(text: str) -> SafeString:
-    # Escaped first, whatever it is: the pattern then only ever sees escaped
-    # text, and "@" followed by letters, digits and "_" has nothing to escape.
-    escaped = escape(text)
-
-    def link(match) -> str:
-        url = reverse("posts:profile", args=[match.group(1)])
-        return f'<a class="mention" href="{url}">@{match.group(1)}</a>'
-
-    return mark_safe(MENTION.sub(link, escaped))
+    return post_html.linkify(text, post_html.urls())

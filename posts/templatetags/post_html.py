@@ -1,0 +1,41 @@
+"""``{% post_article post reposted_by %}``: a post in a list (posts.post_html, Jinja2)."""
+
+from collections.abc import Sequence
+
+from django import template
+from django.utils.safestring import SafeString
+
+from accounts.models import User
+from posts import post_html
+from posts.models import Post
+
+register = template.Library()
+
+_VIEWER = "posts.post_html.viewer"  # where a render keeps the page's Viewer
+
+
+def _viewer(context: template.Context) -> post_html.Viewer:
+    """The page's viewer from the context (user, liked_ids, reposted_ids, csrf_token, request)."""
+    found = context.render_context.get(_VIEWER)
+    if found is None:
+        user = context.get("user")
+        request = context.get("request")
+        if user is None or not user.is_authenticated:
+            found = post_html.Viewer(user_id=None)
+        else:
+            found = post_html.viewer(
+                user_id=user.pk,
+                liked_ids=context.get("liked_ids") or (),
+                reposted_ids=context.get("reposted_ids") or (),
+                csrf_token=str(context.get("csrf_token", "")),
+                next_path=request.get_full_path() if request is not None else "",
+            )
+        context.render_context[_VIEWER] = found
+    return found
+
+
+@register.simple_tag(takes_context=True)
+def post_article(
+    context: template.Context, post: Post, reposted_by: Sequence[User] | None = None
+) -> SafeString:
+    return post_html.render_post(post, viewer=_viewer(context), reposted_by=reposted_by or ())

@@ -1,0 +1,92 @@
+"""A post in a list (posts.post_html, Jinja2) says what Django's template filters and tags said."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.template import Context, Template
+from django.urls import reverse
+from django.utils import timezone
+
+from posts import post_html
+from posts.services import create_post, like, repost
+
+
+@pytest.mark.parametrize("month", range(1, 13))
+def test_display_time_is_the_date_filter(month):
+    moment = datetime(2026, month, 3 + month, month, 7 * month % 60, 59, 123000, tzinfo=UTC)
+    expected = Template('{{ moment|date:"j M Y, H:i" }}').render(Context({"moment": moment}))
+    assert post_html.display_time(moment) == expected
+
+
+def test_display_time_is_in_the_current_time_zone():
+    moment = datetime(2026, 12, 31, 23, 30, tzinfo=UTC)
+    with timezone.override("Asia/Shanghai"):
+        expected = Template('{{ moment|date:"j M Y, H:i" }}').render(Context({"moment": moment}))
+        assert post_html.display_time(moment) == expected == "1 Jan 2027, 07:30"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain",
+        "<b>&'\"</b> @alice, @bob_2 and mail@example.com",
+        "two\nlines\r\nand\rthree @carol\n",
+        "",
+    ],
+)
+def test_post_text_is_linkify_then_linebreaksbr(text):
+    expected = Template("{% load post_text %}{{ text|linkify|linebreaksbr }}").render(
+        Context({"text": text})
+    )
+    assert post_html.text_html(text, post_html.urls()) == expected
+
+
+def test_urls_are_the_reversed_routes():
+    urls = post_html.urls()
+    post_id = "0000010000000000"
+    assert urls.detail(post_id) == reverse("posts:detail", args=[post_id])
+    assert urls.profile("bob_2") == reverse("posts:profile", args=["bob_2"])
+    for action in ("like", "unlike", "repost", "unrepost", "delete", "report"):
+        assert urls.action(post_id, action) == reverse(f"posts:{action}", args=[post_id])
+
+
+def test_a_signed_in_reader_gets_forms_with_csrf_and_the_path_to_come_back_to(
+    alice_client, alice, bob
+):
+    mine = create_post(author=bob, text="hello @alice")  # bob follows alice: alice sees hers
+    own = create_post(author=alice, text="my own")
+    like(user=bob, post=own)
+    response = alice_client.get(f"/@alice/?before={'Z' * 16}")
+    html = response.content.decode()
+    article = html[html.index(f'data-post-id="{own.pk}"') :]
+    article = article[: article.index("</article>")]
+    token = response.context["csrf_token"]
+    assert article.count(f'name="csrfmiddlewaretoken" value="{token}"') == 3
+    assert f'value="/@alice/?before={"Z" * 16}"' in article
+    assert f'action="/posts/{own.pk}/delete/"' in article
+    assert f'action="/posts/{own.pk}/report/"' not in article
+    assert 'Like <span class="count">1</span>' in article
+    assert mine.pk not in html  # bob's post is on bob's profile, not alice's
+
+
+def test_marks_follow_what_the_reader_did(alice_client, alice, carol):
+    liked = create_post(author=carol, text="liked")
+    reposted = create_post(author=carol, text="reposted")
+    like(user=alice, post=liked)
+    repost(user=alice, post=reposted)
+    html = alice_client.get("/@carol/").content.decode()
+    assert f'action="/posts/{liked.pk}/unlike/"' in html
+    assert f'action="/posts/{liked.pk}/repost/"' in html
+    assert f'action="/posts/{reposted.pk}/unrepost/"' in html
+    assert f'action="/posts/{reposted.pk}/like/"' in html
+    assert f'action="/posts/{liked.pk}/report/"' in html
+    assert "/delete/" not in html
+
+
+def test_a_visitor_sees_counts_and_no_forms(client, carol):
+    post = create_post(author=carol, text="<script>x</script>")
+    html = client.get(f"/posts/{post.pk}/").content.decode()
+    assert f'data-post-id="{post.pk}"' in html
+    assert "&lt;script&gt;x&lt;/script&gt;" in html
+    assert 'Likes <span class="count">0</span>' in html
+    assert f"/posts/{post.pk}/like/" not in html
