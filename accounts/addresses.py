@@ -80,7 +80,7 @@ def resend(*, user: User, base_url: str) -> bool:
 def confirm(*, user_id: int, address: str) -> Outcome:
     """Follow a verification link: prove ``email``, or move to ``unconfirmed_email``."""
     with transaction.atomic():
-        user = User.objects.select_for_update().filter(pk=user_id).first()
+        user = User.objects.select_for_update(no_key=True).filter(pk=user_id).first()
         if user is None:
             return Outcome.STALE
         now = timezone.now()

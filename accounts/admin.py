@@ -107,7 +107,6 @@ class SignupApplicationAdmin(ReadOnlyAdmin):
         return request.user.has_perm("accounts.change_signupapplication")
 
 
-
 # Invite, UserSession and RecoveryCode have composite primary keys (user first,
 # for sharding), which the admin cannot show: invites are listed on their
 # makers' /settings/invites/, sessions on /settings/security/.

@@ -139,8 +139,14 @@ class Report:
             for fault in self.faults
         )
 
+    def failed(self) -> list[Request]:
+        return [r for r in self.requests if r.status == 0 or r.status >= 500]
+
+    def failed_outside_kills(self) -> list[Request]:
+        return [r for r in self.failed() if not self.in_flight_at_a_kill(r)]
+
     def lines(self) -> list[str]:
-        failed = [r for r in self.requests if r.status == 0 or r.status >= 500]
+        failed = self.failed()
         in_flight = [r for r in failed if self.in_flight_at_a_kill(r)]
         by_kind: dict[str, int] = {}
         for r in self.requests:
@@ -159,17 +165,13 @@ class Report:
             out.append(f"fault {fault.name:<9}  recovered in {self._recovery(fault)}")
         for request in failed[:10]:
             where = "in flight at a kill" if self.in_flight_at_a_kill(request) else "OUTSIDE"
-            out.append(
-                f"  {request.status or 'cut'} {request.method} {request.path} ({where})"
-            )
+            out.append(f"  {request.status or 'cut'} {request.method} {request.path} ({where})")
         for name, (got, expected) in list(self.differing.items())[:10]:
             out.append(f"  feed of {name}: {got} items, reference {expected}")
         return out
 
     def _recovery(self, fault: Fault) -> str:
-        after = [
-            r for r in self.requests if r.started >= fault.at and 0 < r.status < 500
-        ]
+        after = [r for r in self.requests if r.started >= fault.at and 0 < r.status < 500]
         first_ok = min((r.ended for r in after), default=None)
         text = "no request after it" if first_ok is None else f"{first_ok - fault.at:.2f} s"
         if fault.name == "worker":
@@ -459,6 +461,7 @@ class Client(threading.Thread):
             status = self.browser.post(
                 "/accounts/signup/",
                 {"username": self.username, "display_name": self.username,
+                 "email": f"{self.username}@soak.invalid",
                  "password1": PASSWORD, "password2": PASSWORD},
             )  # fmt: skip
             # A 400 after a cut answer: signed up already, so log in.
@@ -587,9 +590,7 @@ class Run:
             readers = User.objects.filter(username__in=self.usernames)
             self.report.readers = len(readers)
             for reader in readers:
-                expected = pull_reference_keys(
-                    reader_id=reader.pk, cursor=Cursor(), limit=10**9
-                )
+                expected = pull_reference_keys(reader_id=reader.pk, cursor=Cursor(), limit=10**9)
                 got = walk_home_feed(reader)
                 if got != expected:
                     self.report.differing[reader.username] = (len(got), len(expected))
@@ -642,7 +643,8 @@ def run(spec: SoakSpec, *, log: Log) -> Report:
         soak.check()
     finally:
         services.stop()
-    if not soak.report.lost and not soak.report.differing:
+    report = soak.report
+    if not report.lost and not report.differing and not report.failed_outside_kills():
         shutil.rmtree(directory, ignore_errors=True)
     else:
         log(f"logs kept in {directory}")
@@ -652,4 +654,3 @@ def run(spec: SoakSpec, *, log: Log) -> Report:
 def database_is_for_soak(name: str) -> bool:
     """A database named for it (its name contains 'soak'), or one the test runner made."""
     return "soak" in name or name.startswith("test_")
-

@@ -52,7 +52,7 @@ def repost(*, user: User, post: Post) -> Post:
     """Repost ``post`` (or what it reposts); reposting twice returns the first repost."""
     original = original_of(post)
     with transaction.atomic():
-        User.objects.select_for_update().filter(pk=user.pk).values("pk").get()
+        User.objects.select_for_update(no_key=True).filter(pk=user.pk).values("pk").get()
         existing = Post.objects.filter(
             author=user, repost_of=original, deleted_at__isnull=True
         ).first()

@@ -128,7 +128,7 @@ def report(*, reporter: User, user: User, post: Post | None = None, reason: str 
     """
     with transaction.atomic():
         # Serialises two clicks of one reporter, so the duplicate check holds.
-        User.objects.select_for_update().filter(pk=reporter.pk).first()
+        User.objects.select_for_update(no_key=True).filter(pk=reporter.pk).first()
         target = Q(post=post) if post is not None else Q(post__isnull=True, user=user)
         existing = Report.objects.filter(
             target, reporter=reporter, status=Report.Status.OPEN

@@ -91,7 +91,7 @@ def mark_all_read(*, user: User) -> int:
     with transaction.atomic():
         # The user row first: a notify() committing meanwhile waits here, and
         # its row and its +1 both land after the reset.
-        User.objects.select_for_update().filter(pk=user.pk).values("pk").get()
+        User.objects.select_for_update(no_key=True).filter(pk=user.pk).values("pk").get()
         marked = Notification.objects.filter(recipient_id=user.pk, read_at__isnull=True).update(
             read_at=timezone.now()
         )
