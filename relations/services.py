@@ -21,7 +21,10 @@ class BlockedError(ValueError):
 def _lock_users(*user_ids: int) -> None:
     # Both rows locked in id order: two requests touching the same pair queue
     # up instead of both seeing "not following yet", and cannot deadlock.
-    list(User.objects.select_for_update().filter(pk__in=user_ids).order_by("pk").values("pk"))
+    # One statement per row: each routes to its user's shard, and Citus runs
+    # no FOR UPDATE across shards.
+    for user_id in sorted(set(user_ids)):
+        User.objects.select_for_update().filter(pk=user_id).values("pk").first()
 
 
 def follow(*, follower: User, followee: User) -> bool:
