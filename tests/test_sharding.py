@@ -180,6 +180,11 @@ def test_every_statement_of_the_main_scenarios_routes_by_the_shard_key(
     assert not stale, f"Allow-list entries no statement needs any more: {stale}"
 
 
+def is_shard(table: str) -> bool:
+    """A Citus shard placement on the coordinator (``posts_post_102040``), not a table."""
+    return table not in sharding.TABLES and re.sub(r"_\d+$", "", table) in sharding.TABLES
+
+
 @pytest.mark.django_db
 def test_the_schema_has_no_foreign_key_citus_refuses():
     with connection.cursor() as cursor:
@@ -200,7 +205,8 @@ def test_the_schema_has_no_foreign_key_citus_refuses():
     refused = [
         f"{table}({', '.join(cols)}) -> {target}({', '.join(tcols)}): {why}"
         for table, target, cols, tcols in keys
-        if (why := sharding.refused_foreign_key(table, tuple(cols), target, tuple(tcols)))
+        if not is_shard(table)
+        and (why := sharding.refused_foreign_key(table, tuple(cols), target, tuple(tcols)))
     ]
     assert keys and not refused, refused
 
@@ -221,7 +227,7 @@ def test_every_table_is_in_the_sharding_map_and_its_keys_hold_the_column():
             """
         )
         unique_keys = cursor.fetchall()
-    unmapped = set(tables) - set(sharding.TABLES) - sharding.UNMANAGED
+    unmapped = {t for t in tables if not is_shard(t)} - set(sharding.TABLES) - sharding.UNMANAGED
     assert not unmapped, f"Tables feed_project.sharding.TABLES does not place: {unmapped}"
     columns = sharding.distributed()
     lacking = [
