@@ -134,12 +134,14 @@ class SignupApplication(models.Model):
     created_at = models.DateTimeField()
     decided_at = models.DateTimeField(null=True, blank=True)
     approved = models.BooleanField(null=True)
+    # Another user's row: on Citus on another shard, so not a database constraint.
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
         related_name="+",
+        db_constraint=False,
     )
 
     def __str__(self) -> str:

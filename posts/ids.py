@@ -137,6 +137,13 @@ def timeline_key_to_post_id(key: str) -> str:
     return key[TIMELINE_KEY_AUTHOR] + key[:TIME_WIDTH] + key[seq_at:]
 
 
+def author_of_post_id(post_id: str) -> int:
+    """The author of a post, read off its id: the shard key of the post's row
+    (feed_project.sharding), so a lookup by id routes to one shard."""
+    _check(post_id)
+    return decode_number(post_id[POST_ID_AUTHOR])
+
+
 def author_of_timeline_key(key: str) -> int:
     _check(key)
     return decode_number(key[TIMELINE_KEY_AUTHOR])

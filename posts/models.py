@@ -1,3 +1,4 @@
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.conf import settings
@@ -15,9 +16,24 @@ class PostQuerySet(models.QuerySet["Post"]):
         return self.filter(deleted_at__isnull=True, hidden_at__isnull=True)
 
     def by_author(self, author_id: int) -> "PostQuerySet":
-        """One author's posts: a range scan on the primary key, no secondary index."""
+        """One author's posts: a range scan of the primary key (author_id, id)."""
         low, high = ids.post_id_range(author_id)
-        return self.filter(pk__gte=low, pk__lt=high)
+        return self.filter(author_id=author_id, pk__gte=low, pk__lt=high)
+
+    def with_id(self, post_id: str) -> "PostQuerySet":
+        """The post of this id, found by its author too: one shard, one primary-key probe.
+
+        A malformed id matches nothing.
+        """
+        if not ids.is_timeline_key(post_id):
+            return self.none()
+        return self.filter(author_id=ids.author_of_post_id(post_id), pk=post_id)
+
+    def with_ids(self, post_ids: Iterable[str]) -> "PostQuerySet":
+        """The posts of these ids, filtered by their authors too (the shard key)."""
+        post_ids = [post_id for post_id in post_ids if ids.is_timeline_key(post_id)]
+        authors = {ids.author_of_post_id(post_id) for post_id in post_ids}
+        return self.filter(author_id__in=authors, pk__in=post_ids)
 
 
 class Post(models.Model):
@@ -36,9 +52,13 @@ class Post(models.Model):
         MODERATOR = "moderator", "hidden by a moderator"
         SUSPENSION = "suspension", "author suspended"
 
+    # Django's primary key. On PostgreSQL the table's is (author_id, id) instead
+    # (feed_project.sharding: Citus needs the author in it), unique exactly
+    # when the id is, as an id starts with its author; post_id_idx serves
+    # lookups by id alone.
     id = KeyField(primary_key=True)
     timeline_key = KeyField(editable=False)
-    # No index of its own: the primary key's prefix is the author (by_author).
+    # No index of its own: the primary key's first column (by_author).
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="posts", db_index=False
     )
@@ -50,6 +70,7 @@ class Post(models.Model):
         on_delete=models.SET_NULL,
         related_name="replies",
         db_index=False,
+        db_constraint=False,
     )
     repost_of = models.ForeignKey(
         "self",
@@ -58,6 +79,7 @@ class Post(models.Model):
         on_delete=models.CASCADE,
         related_name="reposts",
         db_index=False,
+        db_constraint=False,
     )
     # Database defaults too, so bulk loads (seed_demo's COPY) may leave them out.
     reply_count = models.PositiveIntegerField(default=0, db_default=0)
@@ -113,7 +135,7 @@ class Like(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
     )
-    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="+")
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     created_at = models.DateTimeField()
 
     def __str__(self) -> str:
@@ -121,7 +143,12 @@ class Like(models.Model):
 
 
 class Report(models.Model):
-    """A user's report of a post or a profile, and what a moderator did about it."""
+    """A user's report of a post or a profile, and what a moderator did about it.
+
+    A reference table on Citus (feed_project.sharding): its keys are not
+    enforced by the database, which cannot point a copy on every node at one
+    user's shard; tests/test_integrity.py checks them.
+    """
 
     class Status(models.TextChoices):
         OPEN = "open"
@@ -129,13 +156,24 @@ class Report(models.Model):
         DISMISSED = "dismissed"
 
     reporter = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reports_filed"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="reports_filed",
+        db_constraint=False,
     )
     post = models.ForeignKey(
-        Post, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+        Post,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_constraint=False,
     )
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reports_against"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="reports_against",
+        db_constraint=False,
     )
     reason = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField()
@@ -147,6 +185,7 @@ class Report(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
+        db_constraint=False,
     )
     action = models.CharField(max_length=100, blank=True)
 
@@ -162,11 +201,20 @@ class ModerationLog(models.Model):
     """Every moderation action: who did what to which post or user, and when."""
 
     moderator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
     action = models.CharField(max_length=30)
     post = models.ForeignKey(
-        Post, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        Post,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -174,6 +222,7 @@ class ModerationLog(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
+        db_constraint=False,
     )
     note = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField()

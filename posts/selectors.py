@@ -7,16 +7,13 @@ from django.db.models.expressions import RawSQL
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
-from posts import ids
 from posts.models import Like, Post
 from posts.visibility import original_shown, visible_to
 from relations.visibility import blocked_either_way
 
 
 def get_visible_post(post_id: str) -> Post | None:
-    if not ids.is_timeline_key(post_id):  # same alphabet and length as a post id
-        return None
-    return Post.objects.visible().select_related("author").filter(pk=post_id).first()
+    return Post.objects.visible().select_related("author").with_id(post_id).first()
 
 
 def author_posts_page(

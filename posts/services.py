@@ -39,7 +39,7 @@ def create_post(*, author: User, text: str, in_reply_to: Post | None = None) -> 
     with transaction.atomic():
         post = _publish(author=author, text=text, in_reply_to=in_reply_to)
         if in_reply_to is not None:
-            Post.objects.filter(pk=in_reply_to.pk).update(reply_count=F("reply_count") + 1)
+            Post.objects.with_id(in_reply_to.pk).update(reply_count=F("reply_count") + 1)
     return post
 
 
@@ -59,7 +59,7 @@ def repost(*, user: User, post: Post) -> Post:
         if existing is not None:
             return existing
         shared = _publish(author=user, repost_of=original)
-        Post.objects.filter(pk=original.pk).update(repost_count=F("repost_count") + 1)
+        Post.objects.with_id(original.pk).update(repost_count=F("repost_count") + 1)
     return shared
 
 
@@ -74,16 +74,18 @@ def undo_repost(*, user: User, post: Post) -> bool:
 def delete_post(*, post: Post) -> bool:
     """Delete a post: its text is gone at once, feeds skip it from now on."""
     with transaction.atomic():
-        deleted = Post.objects.filter(pk=post.pk, deleted_at__isnull=True).update(
-            deleted_at=timezone.now(), text=""
+        deleted = (
+            Post.objects.with_id(post.pk)
+            .filter(deleted_at__isnull=True)
+            .update(deleted_at=timezone.now(), text="")
         )
         if not deleted:
             return False
         User.objects.filter(pk=post.author_id).update(posts_count=F("posts_count") - 1)
         if post.repost_of_id:
-            Post.objects.filter(pk=post.repost_of_id).update(repost_count=F("repost_count") - 1)
+            Post.objects.with_id(post.repost_of_id).update(repost_count=F("repost_count") - 1)
         if post.in_reply_to_id:
-            Post.objects.filter(pk=post.in_reply_to_id).update(reply_count=F("reply_count") - 1)
+            Post.objects.with_id(post.in_reply_to_id).update(reply_count=F("reply_count") - 1)
         post_deleted.send(sender=Post, post_id=post.pk, author_id=post.author_id)
     return True
 
@@ -105,7 +107,7 @@ def like(*, user: User, post: Post) -> bool:
             )
             inserted = db.rowcount == 1
         if inserted:
-            Post.objects.filter(pk=post.pk).update(like_count=F("like_count") + 1)
+            Post.objects.with_id(post.pk).update(like_count=F("like_count") + 1)
             post_liked.send(sender=Post, post_id=post.pk, author_id=post.author_id, user_id=user.pk)
     return inserted
 
@@ -115,5 +117,7 @@ def unlike(*, user: User, post: Post) -> bool:
     with transaction.atomic():
         deleted, _ = Like.objects.filter(user_id=user.pk, post_id=post.pk).delete()
         if deleted:
-            Post.objects.filter(pk=post.pk, like_count__gt=0).update(like_count=F("like_count") - 1)
+            Post.objects.with_id(post.pk).filter(like_count__gt=0).update(
+                like_count=F("like_count") - 1
+            )
     return bool(deleted)

@@ -19,17 +19,15 @@ class BlockedError(ValueError):
 def _lock_users(*user_ids: int) -> None:
     # Both rows locked in id order: two requests touching the same pair queue
     # up instead of both seeing "not following yet", and cannot deadlock.
-    # NO KEY UPDATE, as the counter UPDATEs take anyway: a plain FOR UPDATE also
-    # blocks other transactions' foreign-key checks against these users (a
-    # notification naming the follower, checked at COMMIT), and a transaction
-    # that holds the followee's row for its counter while it waits on that check
-    # deadlocks with this one (seen in `manage.py soak`).
-    list(
-        User.objects.select_for_update(no_key=True)
-        .filter(pk__in=user_ids)
-        .order_by("pk")
-        .values("pk")
-    )
+    # One statement per row: each routes to its user's shard, and Citus runs
+    # no FOR UPDATE across shards. NO KEY UPDATE, as the counter UPDATEs take
+    # anyway: a plain FOR UPDATE also blocks other transactions' foreign-key
+    # checks against these users (a notification naming the follower, checked
+    # at COMMIT), and a transaction that holds the followee's row for its
+    # counter while it waits on that check deadlocks with this one (seen in
+    # `manage.py soak`).
+    for user_id in sorted(set(user_ids)):
+        User.objects.select_for_update(no_key=True).filter(pk=user_id).values("pk").first()
 
 
 def follow(*, follower: User, followee: User) -> bool:

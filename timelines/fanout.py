@@ -15,6 +15,7 @@ once. The sweeper queues again what was left behind: chunk rows, and posts
 whose plan never ran (``undelivered_posts``).
 """
 
+import json
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -94,7 +95,7 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
     commits. Safe to run twice: the chunks are the same, and each chunk's
     write is idempotent.
     """
-    post = Post.objects.select_related("author").filter(pk=post_id).first()
+    post = Post.objects.select_related("author").with_id(post_id).first()
     if post is None:
         return []
     now = timezone.now()
@@ -127,16 +128,22 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
     return chunks
 
 
+# The chunk's followers come first, from the author's Follower rows (one
+# shard); the INSERT ... SELECT then joins each reader's user row and inbox
+# state on the reader id, the shard key of all three tables, so Citus runs it
+# inside each shard (a join from Follower, sharded by the author, would
+# repartition). The range on the reader ids lets the planner range-scan.
+_CHUNK_FOLLOWERS_SQL = """
+SELECT follower_id FROM {follower}
+WHERE user_id = %(author)s AND follower_id > %(after)s AND follower_id <= %(upto)s
+"""
 _PUSH_CHUNK_SQL = """
 INSERT INTO {inbox} (reader_id, timeline_key, author_id)
-SELECT f.follower_id, %(key)s, %(author)s
-FROM {follower} f
-JOIN {user} u ON u.id = f.follower_id
-JOIN {state} s ON s.reader_id = f.follower_id
-WHERE f.user_id = %(author)s AND f.follower_id > %(after)s AND f.follower_id <= %(upto)s
+SELECT s.reader_id, %(key)s, %(author)s
+FROM {state} s
+JOIN {user} u ON u.id = s.reader_id
+WHERE s.reader_id {in_followers} AND u.id {in_followers}
   AND u.last_active_at >= %(active_since)s
-  -- The same range on the joined keys lets the planner range-scan them too,
-  -- instead of hashing every state row for each chunk.
   AND u.id > %(after)s AND u.id <= %(upto)s
   AND s.reader_id > %(after)s AND s.reader_id <= %(upto)s
 ON CONFLICT (reader_id, timeline_key) DO UPDATE SET author_id = excluded.author_id
@@ -147,7 +154,7 @@ RETURNING reader_id
 def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
     """Push one post into the inboxes of one chunk of its author's followers.
 
-    One INSERT ... SELECT for the whole chunk: followers active within
+    The chunk's follower ids, then one INSERT ... SELECT: those active within
     FEED_INACTIVE_DAYS whose inbox is kept. ON CONFLICT DO UPDATE (not DO
     NOTHING) so that a retry still returns every recipient and the cache
     push reaches them all. Returns the number of recipients.
@@ -156,16 +163,16 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
     each distinct chunk is counted, and the fan-out finishes when none is left.
     """
     claim = outbox.Claim(FAN_OUT_CHUNK, (post_id, chunk.after, chunk.upto))
-    post = Post.objects.filter(pk=post_id).values("timeline_key", "author_id", "deleted_at").first()
+    post = Post.objects.with_id(post_id).values("timeline_key", "author_id", "deleted_at").first()
     if post is None or post["deleted_at"] is not None:
         _chunk_done(post_id, claim, 0)
         return 0
-    sql = _PUSH_CHUNK_SQL.format(
-        inbox=InboxEntry._meta.db_table,
-        follower=Follower._meta.db_table,
-        user=User._meta.db_table,
-        state=InboxState._meta.db_table,
-    )
+    tables = {
+        "inbox": InboxEntry._meta.db_table,
+        "follower": Follower._meta.db_table,
+        "user": User._meta.db_table,
+        "state": InboxState._meta.db_table,
+    }
     params = {
         "key": post["timeline_key"],
         "author": post["author_id"],
@@ -174,7 +181,14 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
         "active_since": active_since(),
     }
     with transaction.atomic(), connection.cursor() as db:
-        db.execute(sql, params)
+        db.execute(_CHUNK_FOLLOWERS_SQL.format(**tables), params)
+        followers = [row[0] for row in db.fetchall()]
+        if connection.vendor == "postgresql":
+            in_followers, params["followers"] = "= ANY(%(followers)s)", followers
+        else:  # SQLite has no arrays
+            in_followers = "IN (SELECT value FROM json_each(%(followers)s))"
+            params["followers"] = json.dumps(followers)
+        db.execute(_PUSH_CHUNK_SQL.format(in_followers=in_followers, **tables), params)
         readers = [row[0] for row in db.fetchall()]
     inbox.pushed(readers, post["timeline_key"])
     if zlib.crc32(post_id.encode()) % settings.FEED_TRIM_EVERY == 0:
@@ -226,7 +240,7 @@ def plan_removal(*, post_id: str) -> list[Chunk]:
     Readers never see the post meanwhile (the read joins to live posts); this
     only keeps the inboxes tidy.
     """
-    post = Post.objects.filter(pk=post_id).values("timeline_key", "author_id").first()
+    post = Post.objects.with_id(post_id).values("timeline_key", "author_id").first()
     if post is None:
         return []
     inbox.remove_key([post["author_id"]], post["timeline_key"])
@@ -240,7 +254,7 @@ def plan_removal(*, post_id: str) -> list[Chunk]:
 def remove_chunk(*, post_id: str, chunk: Chunk) -> None:
     """Clean a deleted post's key out of one chunk of inboxes, filtered by reader
     (the shard key), like every query."""
-    post = Post.objects.filter(pk=post_id).values("timeline_key", "author_id").first()
+    post = Post.objects.with_id(post_id).values("timeline_key", "author_id").first()
     if post is None:
         return
     readers = list(

@@ -304,16 +304,22 @@ def remove_key(reader_ids: list[int], key: str) -> None:
     cache.remove(reader_ids, [key])
 
 
+# Each reader's (cap + 1)-th newest key and all below it go. The window is
+# partitioned by reader, the shard key, and the join is on it, so Citus runs
+# the whole statement inside each shard (a LATERAL ... OFFSET it cannot push
+# down). An inbox holds about the cap, so ranking all of it costs what the
+# OFFSET scan did.
 _TRIM_SQL = """
 DELETE FROM {inbox} i USING (
-    SELECT r.id AS reader_id, t.timeline_key AS floor
-    FROM unnest(%(readers)s::bigint[]) AS r(id)
-    CROSS JOIN LATERAL (
-        SELECT timeline_key FROM {inbox}
-        WHERE reader_id = r.id ORDER BY timeline_key DESC OFFSET %(cap)s LIMIT 1
-    ) t
+    SELECT reader_id, timeline_key AS floor FROM (
+        SELECT reader_id, timeline_key,
+               row_number() OVER (PARTITION BY reader_id ORDER BY timeline_key DESC) AS n
+        FROM {inbox} WHERE reader_id = ANY(%(readers)s)
+    ) ranked
+    WHERE n = %(cap)s + 1
 ) d
-WHERE i.reader_id = d.reader_id AND i.timeline_key <= d.floor
+WHERE i.reader_id = ANY(%(readers)s)
+  AND i.reader_id = d.reader_id AND i.timeline_key <= d.floor
 """
 
 

@@ -68,8 +68,13 @@ class PullAuthor(models.Model):
     account shrinks below the threshold.
     """
 
+    # A reference table on Citus: it cannot point at one user's shard (feed_project.sharding).
     author = models.OneToOneField(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="+",
+        db_constraint=False,
     )
     since = models.DateTimeField()
 
@@ -91,8 +96,13 @@ class FanOut(models.Model):
         PUSH = "push"
         PULL = "pull"
 
+    # Sharded by post id, posts by author (feed_project.sharding): not a database key.
     post = models.OneToOneField(
-        "posts.Post", on_delete=models.CASCADE, primary_key=True, related_name="+"
+        "posts.Post",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="+",
+        db_constraint=False,
     )
     created_at = models.DateTimeField()
     started_at = models.DateTimeField(null=True, blank=True)

@@ -52,7 +52,8 @@ def hide_post(*, moderator: User, post: Post, note: str = "") -> bool:
     """
     with transaction.atomic():
         changed = (
-            Post.objects.filter(pk=post.pk, deleted_at__isnull=True)
+            Post.objects.with_id(post.pk)
+            .filter(deleted_at__isnull=True)
             .exclude(hidden_reason=Post.HiddenReason.MODERATOR)
             .update(
                 hidden_at=Coalesce("hidden_at", timezone.now()),
@@ -67,8 +68,10 @@ def hide_post(*, moderator: User, post: Post, note: str = "") -> bool:
 def restore_post(*, moderator: User, post: Post, note: str = "") -> bool:
     """Show a hidden post again, whatever hid it."""
     with transaction.atomic():
-        changed = Post.objects.filter(pk=post.pk, hidden_at__isnull=False).update(
-            hidden_at=None, hidden_reason=""
+        changed = (
+            Post.objects.with_id(post.pk)
+            .filter(hidden_at__isnull=False)
+            .update(hidden_at=None, hidden_reason="")
         )
         if changed:
             _log(moderator=moderator, action=RESTORE_POST, post=post, user=post.author, note=note)
@@ -194,4 +197,9 @@ def post_for_moderator(post_id: str) -> Post | None:
     """A post a moderator may open: not deleted, hidden or not."""
     if not ids.is_timeline_key(post_id):
         return None
-    return Post.objects.filter(pk=post_id, deleted_at__isnull=True).select_related("author").first()
+    return (
+        Post.objects.with_id(post_id)
+        .filter(deleted_at__isnull=True)
+        .select_related("author")
+        .first()
+    )

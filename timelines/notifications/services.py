@@ -13,6 +13,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from accounts.models import User
+from posts import ids
 from posts.mentions import mentioned_usernames
 from posts.models import Post
 from relations.visibility import is_blocked_either_way
@@ -54,22 +55,22 @@ def notify(*, recipient_id: int, kind: str, actor_id: int, post_id: str | None =
 
 def notify_about_post(*, post_id: str) -> int:
     """The notifications a new post makes: a reply, a repost, its @mentions. How many."""
-    post = (
-        Post.objects.visible().select_related("in_reply_to", "repost_of").filter(pk=post_id).first()
-    )
+    post = Post.objects.visible().with_id(post_id).first()
     if post is None:
         return 0
     sent = 0
-    if post.in_reply_to is not None:
+    # The recipients are the ids' authors (posts.ids): no need to read the posts
+    # replied to or reposted, which live on other shards.
+    if post.in_reply_to_id is not None:
         sent += notify(
-            recipient_id=post.in_reply_to.author_id,
+            recipient_id=ids.author_of_post_id(post.in_reply_to_id),
             kind=Kind.REPLY,
             actor_id=post.author_id,
             post_id=post.pk,
         )
-    if post.repost_of is not None:
+    if post.repost_of_id is not None:
         sent += notify(
-            recipient_id=post.repost_of.author_id,
+            recipient_id=ids.author_of_post_id(post.repost_of_id),
             kind=Kind.REPOST,
             actor_id=post.author_id,
             post_id=post.repost_of_id,

@@ -1,0 +1,301 @@
+"""The layout of feed_project.sharding holds: queries route by the shard key, and
+the schema has no key Citus would refuse (issue 9). Both run on plain PostgreSQL,
+so CI keeps them true without a Citus cluster (``make test-citus`` runs one)."""
+
+import re
+from dataclasses import dataclass
+
+import pytest
+from django.apps import apps
+from django.db import connection
+from django.test import Client
+
+from feed_project import sharding
+from posts import ids
+from posts.models import Post
+from tests.conftest import PASSWORD
+from tests.sharding_sql import tables_of, unpinned
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """Statements that may touch every shard, and why."""
+
+    pattern: str  # a regular expression searched in the SQL
+    reason: str
+    pending: bool = False  # True: not by design; docs/SCALING.md lists it as left to do
+
+
+ALLOWED = [
+    # --- every shard by design ------------------------------------------------------
+    Allowed(
+        r'"search_document"\) @@|UPPER\("accounts_user"\."(username|display_name)"::text\) LIKE',
+        "search: posts and people by their words, across every author (docs/SCALING.md)",
+    ),
+    Allowed(
+        r'FROM "posts_post".*"posts_post"\."in_reply_to_id" = ',
+        "a post's replies are by many authors: every shard, one post_replies_idx probe each",
+    ),
+    # --- every shard, to do ---------------------------------------------------------
+    Allowed(
+        r'UPPER\("accounts_user"\."username"::text\) = UPPER\(',
+        "a person by username (log-in, profile, @mentions, sign-up's check): a username "
+        "-> id table distributed by name would route it",
+        pending=True,
+    ),
+    Allowed(
+        r'LOWER\("accounts_user"\."username"\)',
+        "@mentions by username, as above",
+        pending=True,
+    ),
+    Allowed(
+        r"WITH RECURSIVE chain",
+        "a thread's ancestors: a recursive walk across authors' shards",
+        pending=True,
+    ),
+    Allowed(
+        r'INNER JOIN "accounts_user" T\d+ ON \("relations_follow(er|ee)"\."follow(er|ee)_id"',
+        "follow lists join the listed people's rows, on their shards",
+        pending=True,
+    ),
+    Allowed(
+        r'FROM "timelines_notification" .*JOIN "posts_post" ON|FROM "timelines_notification"'
+        r' .*JOIN "accounts_user" ON \("timelines_notification"\."actor_id"',
+        "notifications join the actor's and the post's rows, on other shards",
+        pending=True,
+    ),
+    Allowed(
+        r'LEFT OUTER JOIN "posts_post" T\d+ ON \("posts_post"\."repost_of_id"',
+        "a profile's reposts join their originals, on their authors' shards",
+        pending=True,
+    ),
+]
+
+
+def allowed(sql: str) -> Allowed | None:
+    return next((a for a in ALLOWED if re.search(a.pattern, sql, re.DOTALL)), None)
+
+
+class SiteStatements:
+    """The SQL the site runs, not counting the test's own look-ups (``paused``)."""
+
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+        self.recording = True
+
+    def __call__(self, execute, sql, params, many, context):
+        if self.recording:
+            self.statements.append(sql)
+        return execute(sql, params, many, context)
+
+
+RECORDER = SiteStatements()
+
+
+def _post(client, url, data=None, on_commit=None):
+    with on_commit(execute=True):
+        response = client.post(url, data or {})
+    assert response.status_code in (200, 302), (url, response.status_code)
+    return response
+
+
+def _get(client, url):
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+    return response
+
+
+def _newest_post_id(username: str) -> str:
+    RECORDER.recording = False
+    try:
+        return Post.objects.filter(author__username=username).order_by("-timeline_key")[0].pk
+    finally:
+        RECORDER.recording = True
+
+
+def scripted_session(client_class, on_commit) -> None:
+    """Sign up, follow, post, fan out, read every page, like, repost, reply, report, delete."""
+    dora, erin, fred = client_class(), client_class(), client_class()
+    for client, name in ((dora, "dora"), (erin, "erin"), (fred, "fred")):
+        _post(
+            client,
+            "/accounts/signup/",
+            {
+                "username": name,
+                "display_name": name,
+                "email": f"{name}@example.com",
+                "password1": PASSWORD,
+                "password2": PASSWORD,
+            },
+            on_commit,
+        )
+    _get(dora, "/")  # builds dora's inbox
+    _post(dora, "/@erin/follow/", on_commit=on_commit)
+    _post(fred, "/@erin/follow/", on_commit=on_commit)
+    _post(erin, "/posts/new/", {"text": "hello @dora"}, on_commit)
+    first = _newest_post_id("erin")
+    _get(dora, "/")
+    key = ids.post_id_to_timeline_key(first)
+    _get(dora, "/?before=" + key)
+    _get(dora, "/timeline/new/?after=" + key)
+    _get(dora, "/@erin/")
+    _get(dora, "/@erin/followers/")
+    _get(dora, "/@dora/following/")
+    _get(dora, f"/posts/{first}/")
+    _post(dora, f"/posts/{first}/like/", on_commit=on_commit)
+    _post(fred, f"/posts/{first}/repost/", on_commit=on_commit)
+    _post(dora, "/posts/new/", {"text": "a reply", "in_reply_to": first}, on_commit)
+    reply = _newest_post_id("dora")
+    _get(erin, f"/posts/{reply}/")
+    _get(erin, "/notifications/")
+    _post(erin, "/notifications/read/", on_commit=on_commit)
+    _get(dora, "/search/?q=hello")
+    _post(dora, f"/posts/{first}/report/", {"reason": "spam"}, on_commit)
+    _post(dora, f"/posts/{first}/unlike/", on_commit=on_commit)
+    _post(fred, f"/posts/{first}/unrepost/", on_commit=on_commit)
+    _post(dora, "/@fred/mute/", on_commit=on_commit)
+    _post(dora, "/@fred/unmute/", on_commit=on_commit)
+    _post(erin, f"/posts/{first}/delete/", on_commit=on_commit)
+    _post(dora, "/@fred/block/", on_commit=on_commit)
+    _post(dora, "/@erin/unfollow/", on_commit=on_commit)
+    _get(dora, "/")
+    _get(fred, "/")
+
+
+@pytest.mark.django_db
+def test_every_statement_of_the_main_scenarios_routes_by_the_shard_key(
+    django_capture_on_commit_callbacks,
+):
+    RECORDER.statements.clear()
+    with connection.execute_wrapper(RECORDER):
+        scripted_session(Client, django_capture_on_commit_callbacks)
+    statements = list(RECORDER.statements)
+    offending, used = [], set()
+    for sql in statements:
+        missing = unpinned(sql)
+        if not missing:
+            continue
+        rule = allowed(sql)
+        if rule is None:
+            offending.append(f"{', '.join(missing)} in: {sql}")
+        else:
+            used.add(rule.pattern)
+    assert len(statements) > 100 and any(tables_of(sql) for sql in statements)
+    assert not offending, "Statements that reach every shard:\n" + "\n\n".join(offending)
+    stale = [a.reason for a in ALLOWED if a.pattern not in used]
+    assert not stale, f"Allow-list entries no statement needs any more: {stale}"
+
+
+def is_shard(table: str) -> bool:
+    """A Citus shard placement on the coordinator (``posts_post_102040``), not a table."""
+    return table not in sharding.TABLES and re.sub(r"_\d+$", "", table) in sharding.TABLES
+
+
+@pytest.mark.django_db
+def test_the_schema_has_no_foreign_key_citus_refuses():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT c.conrelid::regclass::text, c.confrelid::regclass::text,
+              (SELECT array_agg(a.attname ORDER BY k.n) FROM unnest(c.conkey)
+                 WITH ORDINALITY k(att, n) JOIN pg_attribute a
+                 ON a.attrelid = c.conrelid AND a.attnum = k.att),
+              (SELECT array_agg(a.attname ORDER BY k.n) FROM unnest(c.confkey)
+                 WITH ORDINALITY k(att, n) JOIN pg_attribute a
+                 ON a.attrelid = c.confrelid AND a.attnum = k.att)
+            FROM pg_constraint c JOIN pg_namespace s ON s.oid = c.connamespace
+            WHERE c.contype = 'f' AND s.nspname = 'public'
+            """
+        )
+        keys = cursor.fetchall()
+    refused = [
+        f"{table}({', '.join(cols)}) -> {target}({', '.join(tcols)}): {why}"
+        for table, target, cols, tcols in keys
+        if not is_shard(table)
+        and (why := sharding.refused_foreign_key(table, tuple(cols), target, tuple(tcols)))
+    ]
+    assert keys and not refused, refused
+
+
+@pytest.mark.django_db
+def test_every_table_is_in_the_sharding_map_and_its_keys_hold_the_column():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
+        tables = [row[0] for row in cursor.fetchall()]
+        cursor.execute(
+            """
+            SELECT i.indrelid::regclass::text, c.relname,
+              array(SELECT a.attname FROM pg_attribute a
+                    WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey))
+            FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+            JOIN pg_namespace s ON s.oid = c.relnamespace
+            WHERE (i.indisunique OR i.indisprimary) AND s.nspname = 'public'
+            """
+        )
+        unique_keys = cursor.fetchall()
+    unmapped = {t for t in tables if not is_shard(t)} - set(sharding.TABLES) - sharding.UNMANAGED
+    assert not unmapped, f"Tables feed_project.sharding.TABLES does not place: {unmapped}"
+    columns = sharding.distributed()
+    lacking = [
+        f"{table}: {index} {cols}"
+        for table, index, cols in unique_keys
+        if table in columns
+        and columns[table] not in cols
+        and index not in sharding.TABLES[table].citus_drops
+    ]
+    assert not lacking, f"Unique keys without the distribution column: {lacking}"
+
+
+def test_the_checker_tells_routed_statements_from_the_rest():
+    assert unpinned('SELECT 1 FROM "posts_post" WHERE "posts_post"."id" = %s') == [
+        "posts_post=posts_post"
+    ]
+    assert not unpinned(
+        'SELECT 1 FROM "posts_post" WHERE ("posts_post"."author_id" = %s'
+        ' AND "posts_post"."id" = %s)'
+    )
+    # A join on both distribution columns carries the filter; on another column it does not.
+    assert not unpinned(
+        "SELECT 1 FROM posts_post p JOIN accounts_user a ON a.id = p.author_id"
+        " WHERE p.author_id = ANY(%s)"
+    )
+    assert unpinned(
+        "SELECT 1 FROM timelines_notification n JOIN accounts_user a ON a.id = n.actor_id"
+        " WHERE n.recipient_id = %s"
+    ) == ["a=accounts_user"]
+    assert not unpinned(
+        'DELETE FROM "relations_mute" WHERE ("relations_mute"."user_id",'
+        ' "relations_mute"."muted_id") IN ((%s, %s))'
+    )
+    assert unpinned("SELECT 1 FROM posts_post p WHERE p.author_id IN (SELECT 1)") == [
+        "p=posts_post"
+    ]
+    assert not unpinned("SELECT 1 FROM timelines_pullauthor")  # a reference table
+
+
+def unenforced_keys() -> list[tuple[type, str]]:
+    """(model, field) of every foreign key the database does not enforce."""
+    return [
+        (model, field.name)
+        for model in apps.get_models()
+        for field in model._meta.concrete_fields
+        if field.is_relation and not field.db_constraint
+    ]
+
+
+@pytest.mark.django_db
+def test_keys_the_database_does_not_enforce_still_point_at_rows_after_the_session(
+    django_capture_on_commit_callbacks,
+):
+    scripted_session(Client, django_capture_on_commit_callbacks)
+    dangling = []
+    for model, name in unenforced_keys():
+        field = model._meta.get_field(name)
+        target = field.related_model
+        rows = model.objects.exclude(**{f"{name}__isnull": True}).exclude(
+            **{f"{field.attname}__in": target.objects.values("pk")}
+        )
+        if rows.exists():
+            dangling.append(f"{model.__name__}.{name}")
+    assert {m.__name__ for m, _ in unenforced_keys()} >= {"Post", "Like", "Notification", "FanOut"}
+    assert not dangling, f"Rows pointing at nothing: {dangling}"
