@@ -7,7 +7,9 @@ their bytes, which is time order: ZREVRANGEBYLEX reads a feed page.
   always present in a cached inbox, so an existing key with nothing else is
   "known empty", and a missing key is "not cached" (seed 001's "no more" flag).
 - Keys are ``inbox:{<reader>}:<generation>``; the braces make Redis Cluster put a
-  reader's keys in one slot, and every script touches one reader's keys only.
+  reader's keys in one slot. On a single Redis, a push or removal for many
+  readers (a fan-out chunk) is one script call looping over all their keys; on
+  a Redis Cluster it is one call per reader, touching that reader's slot only.
   The generation lives in PostgreSQL and is bumped whenever a write to Redis
   fails: caches that missed a write are never read.
 - **A Redis that restarts, is restored from a snapshot, or is replaced by a
@@ -97,6 +99,48 @@ if live(KEYS[1]) then
 end
 return 0
 """
+# The same writes for many readers in one call (fan-out's chunk path): KEYS are
+# (inbox, marker) pairs, one pair per reader, and the server loops over them.
+# The incarnation is read once per call: it cannot change while a script runs,
+# so every cache is checked against the same server as one call per reader
+# would check it. KEYS: inbox, marker, inbox, marker... ARGV: cap, members...
+_PUSH_MANY = """
+local now = incarnation()
+local cap = tonumber(ARGV[1])
+for k = 1, #KEYS, 2 do
+  local key = KEYS[k]
+  redis.call('DEL', KEYS[k + 1])
+  local first = redis.call('ZRANGE', key, 0, 0)
+  if #first > 0 then
+    if first[1] == now then
+      for i = 2, #ARGV do redis.call('ZADD', key, 0, ARGV[i]) end
+      if redis.call('ZCARD', key) > cap + 1 then
+        redis.call('ZREMRANGEBYRANK', key, 1, -(cap + 1))
+      end
+    else
+      redis.call('DEL', key)
+    end
+  end
+end
+return 0
+"""
+# KEYS: inbox, marker, inbox, marker... ARGV: members...
+_REMOVE_MANY = """
+local now = incarnation()
+for k = 1, #KEYS, 2 do
+  local key = KEYS[k]
+  redis.call('DEL', KEYS[k + 1])
+  local first = redis.call('ZRANGE', key, 0, 0)
+  if #first > 0 then
+    if first[1] ~= now then
+      redis.call('DEL', key)
+    elseif #ARGV > 0 then
+      redis.call('ZREM', key, unpack(ARGV))
+    end
+  end
+end
+return 0
+"""
 # KEYS: inbox, marker. ARGV: members...
 _REMOVE = """
 redis.call('DEL', KEYS[2])
@@ -154,7 +198,9 @@ def _scripts(client: Redis) -> dict:
         name: client.register_script(_INCARNATION + source)
         for name, source in (
             ("push", _PUSH),
+            ("push_many", _PUSH_MANY),
             ("remove", _REMOVE),
+            ("remove_many", _REMOVE_MANY),
             ("remove_author", _REMOVE_AUTHOR),
             ("fill", _FILL),
             ("older", _OLDER),
@@ -205,8 +251,23 @@ def ttl_seconds() -> int:
     return settings.FEED_CACHE_TTL_DAYS * 86400
 
 
+# Readers per server-side call of a "many" script. One call blocks Redis while
+# it runs (~1 us per reader and member): 5,000 readers (FEED_FANOUT_CHUNK) are a
+# few ms, a bigger chunk is split into calls of this size in one pipeline.
+READERS_PER_CALL = 5000
+
+
+def _is_cluster(redis: Redis) -> bool:
+    from redis.cluster import RedisCluster
+
+    return isinstance(redis, RedisCluster)
+
+
 def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str | int]) -> None:
-    """One script call per reader, all in one pipeline (one round trip)."""
+    """Run ``script`` on each reader's keys: one server-side call per READERS_PER_CALL
+    readers on a single Redis (the ``<script>_many`` form), one call per reader on a
+    Redis Cluster, where a script may touch one slot only (each reader's keys share
+    theirs, by the ``{reader}`` hash tag), all in one pipeline (one round trip)."""
     redis = client()
     reader_ids = list(reader_ids)
     if redis is None or not reader_ids:
@@ -214,9 +275,20 @@ def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str 
     gen = generation()  # read after the table commit: see the module docstring
     try:
         pipe = redis.pipeline(transaction=False)
-        fn = _scripts(redis)[script]
-        for reader_id in reader_ids:
-            fn(keys=_keys(reader_id, gen), args=list(args), client=pipe)
+        scripts = _scripts(redis)
+        if f"{script}_many" in scripts and not _is_cluster(redis):
+            fn = scripts[f"{script}_many"]
+            for start in range(0, len(reader_ids), READERS_PER_CALL):
+                keys = [
+                    key
+                    for reader_id in reader_ids[start : start + READERS_PER_CALL]
+                    for key in _keys(reader_id, gen)
+                ]
+                fn(keys=keys, args=list(args), client=pipe)
+        else:
+            fn = scripts[script]
+            for reader_id in reader_ids:
+                fn(keys=_keys(reader_id, gen), args=list(args), client=pipe)
         pipe.execute()
     except RedisError as exc:
         invalidate_all(f"{script} for {len(reader_ids)} inboxes failed: {exc}")
