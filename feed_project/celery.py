@@ -6,6 +6,7 @@ from typing import Any
 
 from amqp.exceptions import AMQPError, MessageNacked
 from celery import Celery, Task
+from celery.signals import task_postrun, task_prerun
 from kombu.exceptions import OperationalError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "feed_project.settings")
@@ -55,3 +56,25 @@ def forget_broker_failures() -> None:
 app = Celery("feed_project", task_cls=FailFastTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect(dispatch_uid="feed_project.celery.reuse_db_connections_before")
+@task_postrun.connect(dispatch_uid="feed_project.celery.reuse_db_connections_after")
+def _close_old_db_connections(sender: Task | None = None, **kwargs: Any) -> None:
+    """Around every task in a worker, what Django does around every request.
+
+    The fix-up's own close is off (CELERY_DB_REUSE_MAX in settings), so a worker
+    process keeps its connection across tasks. That is safe because this closes
+    a connection past CONN_MAX_AGE, one whose transaction state a task left
+    changed (autocommit off, an atomic block still open), or one that raised and
+    no longer answers; and with CONN_HEALTH_CHECKS on, the first query of the
+    next task pings a reused connection and reconnects if the server dropped
+    it (a restart, an idle timeout). Each prefork child has its own connection:
+    the fix-up closes the parent's inherited one when a child starts.
+    Eager tasks run inside a request or a test: their connection is the caller's.
+    """
+    if sender is not None and getattr(sender.request, "is_eager", False):
+        return
+    from django.db import close_old_connections
+
+    close_old_connections()

@@ -213,6 +213,13 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fix-up closes the database connection before and after every
+# task unless DB_REUSE_MAX is set (then every 2 x DB_REUSE_MAX tasks): ~10 ms of
+# connecting per task and psycopg's prepared statements lost (a 100,000-follower
+# fan-out is 20 chunk tasks). With it set, feed_project.celery applies Django's
+# request rules around each task instead: CONN_MAX_AGE, and CONN_HEALTH_CHECKS
+# (on, above) so a connection the server dropped is replaced, never used.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Written to disk by RabbitMQ (delivery_mode 2) in durable queues (Celery's
 # default queue is durable): a broker restart keeps queued tasks.
