@@ -284,10 +284,10 @@ FEED_BIG_ACCOUNT_FOLLOWERS: int = _read("FEED_BIG_ACCOUNT_FOLLOWERS", "int", 10_
 FEED_REBUILD_PER_AUTHOR: int = _read("FEED_REBUILD_PER_AUTHOR", "int", 50)
 FEED_CACHE_TTL_DAYS: int = _read("FEED_CACHE_TTL_DAYS", "int", 3)
 FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)
-# Trimming an inbox reads its newest FEED_INBOX_CAP keys, so fan-out trims one
-# post in FEED_TRIM_EVERY (chosen by the post id, the same on a retry): an
-# inbox overshoots the cap by a few entries between trims; caches never do.
-FEED_TRIM_EVERY: int = _read("FEED_TRIM_EVERY", "int", 16)
+# Trimming an inbox reads its newest FEED_INBOX_CAP keys, so fan-out queues a
+# trim of a chunk's inboxes (its own task) at most once per this many seconds
+# per chunk: an inbox overshoots the cap by that interval's posts; caches never do.
+FEED_TRIM_EVERY_SECONDS: int = _read("FEED_TRIM_EVERY_SECONDS", "int", 300)
 
 # --- Auth ---------------------------------------------------------------------
 AUTH_USER_MODEL = "accounts.User"

@@ -16,12 +16,12 @@ whose plan never ran (``undelivered_posts``).
 """
 
 import json
-import zlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
+from django.core.cache import cache as django_cache
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -40,6 +40,7 @@ FAN_OUT_POST = "timelines.fan_out_post"
 FAN_OUT_CHUNK = "timelines.fan_out_chunk"
 REMOVE_POST = "timelines.remove_post"
 REMOVE_CHUNK = "timelines.remove_post_chunk"
+TRIM_CHUNK = "timelines.trim_chunk"
 
 
 def active_since(now: datetime | None = None) -> datetime:
@@ -191,10 +192,38 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
         db.execute(_PUSH_CHUNK_SQL.format(in_followers=in_followers, **tables), params)
         readers = [row[0] for row in db.fetchall()]
     inbox.pushed(readers, post["timeline_key"])
-    if zlib.crc32(post_id.encode()) % settings.FEED_TRIM_EVERY == 0:
-        inbox.trim(readers)
     _chunk_done(post_id, claim, len(readers))
+    if readers and trim_due(post["author_id"], chunk):
+        outbox.send(TRIM_CHUNK, post["author_id"], chunk.after, chunk.upto)
     return len(readers)
+
+
+def trim_due(author_id: int, chunk: Chunk) -> bool:
+    """Whether this chunk's inboxes are due a trim: at most once per
+    FEED_TRIM_EVERY_SECONDS per chunk of an author's followers.
+
+    A trim reads the newest FEED_INBOX_CAP keys of every inbox of the chunk, so
+    it runs in a task of its own, after the chunk is counted done, and rarely:
+    an inbox overshoots the cap by the posts of that interval, reads never show
+    past the cap (the cache trims itself at every push). The throttle is a
+    cache key added with a timeout (SET NX EX on Redis): without a shared cache
+    each process throttles alone, with none at all every chunk trims. An
+    interval of 0 trims after every chunk (tests).
+    """
+    if settings.FEED_TRIM_EVERY_SECONDS <= 0:
+        return True
+    key = f"trim-due:{{{author_id}}}:{chunk.after}:{chunk.upto}"
+    return django_cache.add(key, 1, timeout=settings.FEED_TRIM_EVERY_SECONDS)
+
+
+def trim_chunk(*, author_id: int, chunk: Chunk) -> None:
+    """Trim the inboxes of one chunk of an author's followers to the cap."""
+    readers = list(
+        Follower.objects.filter(
+            user_id=author_id, follower_id__gt=chunk.after, follower_id__lte=chunk.upto
+        ).values_list("follower_id", flat=True)
+    )
+    inbox.trim(readers)
 
 
 def _chunk_done(post_id: str, claim: outbox.Claim, recipients: int) -> None:

@@ -76,6 +76,12 @@ def fan_out_chunk(post_id: str, after: int, upto: int) -> None:
     fanout.deliver_chunk(post_id=post_id, chunk=Chunk(after, upto))
 
 
+@shared_task(name=fanout.TRIM_CHUNK, base=FeedTask)
+def trim_chunk(author_id: int, after: int, upto: int) -> None:
+    """Not in the outbox: a lost trim leaves inboxes over the cap until the next one."""
+    fanout.trim_chunk(author_id=author_id, chunk=Chunk(after, upto))
+
+
 @shared_task(name=fanout.REMOVE_POST, base=OutboxTask)
 def remove_post(post_id: str) -> None:
     fanout.plan_removal(post_id=post_id)

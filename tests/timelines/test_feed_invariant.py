@@ -282,5 +282,5 @@ def settings_override(settings):
     settings.FEED_INBOX_CAP = 4
     settings.FEED_REBUILD_PER_AUTHOR = 2
     settings.FEED_FANOUT_CHUNK = 1
-    settings.FEED_TRIM_EVERY = 2
+    settings.FEED_TRIM_EVERY_SECONDS = 0
     return settings
