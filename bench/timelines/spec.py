@@ -71,3 +71,4 @@ class Options:
     live_caches: int | None = None  # None: half the followers
     worker: bool = True
     timeout: float = 300.0
+    inbox_entries: int = 100  # entries per follower's inbox before the fan-out figure

@@ -27,8 +27,12 @@ def _database_url() -> str:
 
 
 @contextmanager
-def celery_worker(*, threshold: int, log: Log, ready_timeout: float = 60) -> Iterator[str]:
-    """A real worker (prefork, 2 processes) on this database and broker; stopped after."""
+def celery_worker(
+    *, threshold: int, log: Log, ready_timeout: float = 60
+) -> Iterator[tuple[str, int]]:
+    """A real worker (prefork, 2 processes) on this database and broker; stopped after.
+
+    Yields its label and its pid (whose children are the pool's processes)."""
     if not settings.CELERY_BROKER_URL:
         raise WorldError("a worker needs a broker: set REDIS_URL (or run with --no-worker)")
     others = celery_app.control.ping(timeout=0.5)
@@ -63,7 +67,7 @@ def celery_worker(*, threshold: int, log: Log, ready_timeout: float = 60) -> Ite
                 tail = output.read_text(errors="replace")[-2000:]
                 raise WorldError(f"the Celery worker did not start; its log ({output}):\n{tail}")
         log(f"  worker {name} (pid {worker.pid}) ready; log: {output}")
-        yield f"through worker {name}"
+        yield f"through worker {name}", worker.pid
     finally:
         _stop(worker)
 
@@ -94,6 +98,7 @@ def tasks_in_process(on: bool) -> Iterator[None]:
 
 
 @contextmanager
-def in_process() -> Iterator[str]:
-    """Stands in for ``celery_worker`` when the fan-out runs in process; yields its label."""
-    yield "in process (eager tasks)"
+def in_process() -> Iterator[tuple[str, int]]:
+    """Stands in for ``celery_worker`` when the fan-out runs in process; yields its
+    label and this process's pid."""
+    yield "in process (eager tasks)", os.getpid()

@@ -16,7 +16,8 @@ def test_bench_timelines_quick_prints_every_figure():
     for label in (
         "1. Fan-out of one post to",
         "raw limit: one INSERT ... SELECT",
-        "raw limit: one pipelined ZADD",
+        "raw limit: one Lua call per chunk",
+        "CPU per post (median)",
         "live Redis caches before the post",
         "2. Home feed of bench_reader",
         "page 1: home_feed, cache warm",

@@ -59,6 +59,11 @@ class Command(BaseCommand):
             action="store_true",
             help="drop the bench world and build it again (the database must hold nothing else)",
         )
+        parser.add_argument(
+            "--inbox-entries",
+            type=int,
+            help="fill each follower's inbox to about this many entries first (default 100)",
+        )
         parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fan-out")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -84,6 +89,7 @@ class Command(BaseCommand):
             live_caches=options["live_caches"],
             worker=not options["no_worker"],
             timeout=options["timeout"],
+            inbox_entries=options["inbox_entries"] or (20 if quick else 100),
         )
         started = time.perf_counter()
 
