@@ -20,6 +20,9 @@ class AccountsConfig(AppConfig):
         user_logged_in.connect(
             signal_handlers.record_session, dispatch_uid="accounts.record_session"
         )
+        user_logged_in.connect(
+            signal_handlers.cancel_deletion, dispatch_uid="accounts.cancel_deletion"
+        )
         user_logged_out.connect(
             signal_handlers.forget_session, dispatch_uid="accounts.forget_session"
         )

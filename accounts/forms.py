@@ -5,7 +5,7 @@ from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from accounts import registration
+from accounts import registration, twofactor
 from accounts.addresses import normalize
 from accounts.models import Invite, User, username_validator
 
@@ -192,3 +192,23 @@ class InviteForm(forms.Form):
     max_uses = forms.IntegerField(
         min_value=1, max_value=registration.INVITE_MAX_USES, initial=1, label="Sign-ups"
     )
+
+
+class DeleteAccountForm(PasswordAgainForm):
+    """The password, and with two-factor on a code, before scheduling the account's erasure."""
+
+    code = forms.CharField(
+        max_length=64,
+        required=False,
+        label="Two-factor code",
+        help_text="With two-factor on: the six digits of your app, or a recovery code.",
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "autocapitalize": "none"}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        # The code only once the password is right: a wrong password spends no code.
+        asked = "password" in data and twofactor.is_enabled(self.user)
+        if asked and not twofactor.check_code(user=self.user, code=data.get("code", "")):
+            self.add_error("code", "That code is not right, or was used already.")
+        return data

@@ -43,6 +43,11 @@ class User(AbstractUser):
     # it takes ``email``'s place only when its link is followed.
     email_verified_at = models.DateTimeField(null=True, blank=True)
     unconfirmed_email = models.EmailField(blank=True, db_default="", default="")
+    # Deletion asked for (accounts.deletion): the account is erased once this
+    # time passes, unless its owner logs in before. Kept after the erasure, on
+    # the inactive tombstone row that holds the username so it is never reused.
+    deletion_due_at = models.DateTimeField(null=True, blank=True)
+    erased_at = models.DateTimeField(null=True, blank=True)
 
     objects = CaseInsensitiveUserManager()
 

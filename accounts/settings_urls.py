@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from accounts import password_views, security_views
+from accounts import deletion_views, password_views, security_views
 
 app_name = "account_settings"
 
@@ -24,4 +24,5 @@ urlpatterns = [
         name="end_other_sessions",
     ),
     path("invites/", security_views.invites, name="invites"),
+    path("delete/", deletion_views.delete_account, name="delete"),
 ]

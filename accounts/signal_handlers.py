@@ -2,9 +2,10 @@
 
 from typing import Any
 
+from django.contrib import messages
 from django.http import HttpRequest
 
-from accounts import sessions
+from accounts import deletion, sessions
 
 
 def record_session(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
@@ -15,3 +16,12 @@ def record_session(sender: Any, request: HttpRequest | None, user: Any, **kwargs
 def forget_session(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
     if request is not None and user is not None and hasattr(request, "session"):
         sessions.forget(user_id=user.pk, session_key=request.session.session_key)
+
+
+def cancel_deletion(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+    """Logging in during the grace period keeps the account (accounts.deletion)."""
+    cancelled = user.deletion_due_at is not None and deletion.cancel_deletion(user=user)
+    if cancelled and request is not None:
+        messages.info(
+            request, "Welcome back: your account's deletion was cancelled.", fail_silently=True
+        )

@@ -57,3 +57,21 @@ def send_password_reset_mail(user_id: int, base_url: str) -> None:
 @shared_task(name="accounts.send_approved_mail", **RETRY)
 def send_approved_mail(user_id: int, base_url: str) -> None:
     mail.send_approved(user_id=user_id, base_url=base_url)
+
+
+@shared_task(name="accounts.erase_account", acks_late=True)
+def erase_account(user_id: int) -> None:
+    from accounts import deletion
+
+    deletion.erase(user_id=user_id)
+
+
+@shared_task(name="accounts.erase_due_accounts")
+def erase_due_accounts() -> int:
+    """Celery beat: queue the erasure of every account whose grace is over."""
+    from accounts import deletion
+
+    due = deletion.due_ids()
+    for user_id in due:
+        _enqueue(erase_account, user_id)
+    return len(due)

@@ -477,6 +477,20 @@ if REGISTRATION_MODE not in REGISTRATION_MODES:
         f"Environment variable REGISTRATION_MODE must be one of {', '.join(REGISTRATION_MODES)}, "
         f"not {REGISTRATION_MODE!r}"
     )
+# Days between "delete my account" and its erasure; logging in before cancels.
+# 0 erases at once (through the task).
+ACCOUNT_DELETION_GRACE_DAYS: int = _read("ACCOUNT_DELETION_GRACE_DAYS", "int", 30)
+if ACCOUNT_DELETION_GRACE_DAYS < 0:
+    raise ImproperlyConfigured(
+        "Environment variable ACCOUNT_DELETION_GRACE_DAYS must be 0 or more days, "
+        f"not {ACCOUNT_DELETION_GRACE_DAYS!r}"
+    )
+# Accounts whose grace is over are erased by this sweep (an index-free scan of
+# the few rows with deletion_due_at set; hourly is plenty for a 30-day grace).
+CELERY_BEAT_SCHEDULE["erase-due-accounts"] = {
+    "task": "accounts.erase_due_accounts",
+    "schedule": 3600.0,
+}
 # Staff without a second factor are kept out of the admin when that is required.
 # After the messages middleware: it tells them why.
 MIDDLEWARE.insert(

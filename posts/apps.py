@@ -4,3 +4,17 @@ from django.apps import AppConfig
 class PostsConfig(AppConfig):
     name = "posts"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from accounts import signals
+        from posts import erasure
+
+        signals.account_deactivated.connect(
+            erasure.on_account_deactivated, dispatch_uid="posts.erasure.deactivated"
+        )
+        signals.account_reactivated.connect(
+            erasure.on_account_reactivated, dispatch_uid="posts.erasure.reactivated"
+        )
+        signals.account_erasing.connect(
+            erasure.on_account_erasing, dispatch_uid="posts.erasure.erasing"
+        )

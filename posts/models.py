@@ -51,6 +51,7 @@ class Post(models.Model):
     class HiddenReason(models.TextChoices):
         MODERATOR = "moderator", "hidden by a moderator"
         SUSPENSION = "suspension", "author suspended"
+        DELETION = "deletion", "author deleting their account"
 
     # Django's primary key. On PostgreSQL the table's is (author_id, id) instead
     # (feed_project.sharding: Citus needs the author in it), unique exactly
@@ -226,6 +227,10 @@ class ModerationLog(models.Model):
     )
     note = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField()
+    # Set when an account named here is erased (posts.erasure): the log keeps
+    # the username as text, its key is emptied.
+    username = models.CharField(max_length=30, blank=True, default="", db_default="")
+    moderator_username = models.CharField(max_length=30, blank=True, default="", db_default="")
 
     def __str__(self) -> str:
         return f"{self.action} by {self.moderator_id}"

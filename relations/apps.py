@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class RelationsConfig(AppConfig):
     name = "relations"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from accounts.signals import account_erasing
+        from relations import erasure
+
+        account_erasing.connect(erasure.on_account_erasing, dispatch_uid="relations.erasure")

@@ -139,7 +139,8 @@ def profile_person(*, username: str, viewer: User | AnonymousUser) -> User | Non
     signed-in viewer the row carries ``viewer_follows``, ``viewer_blocks``,
     ``blocks_viewer`` and ``viewer_mutes``; each is a primary-key probe.
     """
-    people = User.objects.filter(username__iexact=username)
+    # An account being deleted (or erased) is gone for everyone (accounts.deletion).
+    people = User.objects.filter(username__iexact=username, deletion_due_at__isnull=True)
     if viewer.is_authenticated:
         people = people.annotate(**visibility.where_viewer_stands(viewer.pk))
     return people.first()

@@ -508,6 +508,24 @@ def test_security_actions(cast, route, field, value):
 
 
 @FUZZ
+@given(password=nasty_text | st.just(PASSWORD), code=nasty_text)
+def test_delete_account_form(cast, password, code):
+    twofactor.start_setup(user=cast["fuzzer"])  # not confirmed: no code asked
+    before = _rows()
+    response = cast["client"].post("/settings/delete/", {"password": password, "code": code})
+    _assert_sane(response, before)
+    fuzzer = User.objects.get(pk=cast["fuzzer"].pk)
+    if response.status_code == 302:
+        assert password == PASSWORD and fuzzer.deletion_due_at is not None
+        cast["client"].force_login(fuzzer)  # logging in again cancels it
+        fuzzer.refresh_from_db()
+    else:
+        assert response.status_code == 400  # a wrong password, or a code over 64 characters
+    assert fuzzer.deletion_due_at is None
+    assert Post.objects.filter(hidden_at__isnull=False).count() == 0
+
+
+@FUZZ
 @given(days=nasty_text, max_uses=nasty_text)
 def test_invite_form(cast, days, max_uses):
     cast["fuzzer"].user_permissions.add(Permission.objects.get(codename="add_invite"))

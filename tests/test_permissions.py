@@ -233,3 +233,16 @@ def test_invites_are_made_as_the_signed_in_user(alice, alice_client, bob):
     data = {"days": "7", "max_uses": "1", **_as_bob(bob)}
     assert alice_client.post(reverse("account_settings:invites"), data).status_code == 302
     assert list(Invite.objects.values_list("user_id", flat=True)) == [alice.pk]
+
+
+def test_deleting_an_account_deletes_only_your_own(alice, alice_client, bob):
+    from tests.conftest import PASSWORD
+
+    data = {"password": PASSWORD, "code": "", **_as_bob(bob)}
+    response = alice_client.post(reverse("account_settings:delete"), data)
+    assert response.status_code == 302
+    alice.refresh_from_db()
+    bob.refresh_from_db()
+    assert alice.deletion_due_at is not None
+    assert bob.deletion_due_at is None
+    assert Client().get(f"/@{bob.username}/").status_code == 200

@@ -6,6 +6,8 @@ class TimelinesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from timelines import signals
+        from accounts.signals import account_erasing
+        from timelines import erasure, signals
 
         signals.connect()
+        account_erasing.connect(erasure.on_account_erasing, dispatch_uid="timelines.erasure")

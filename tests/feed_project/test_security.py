@@ -69,7 +69,13 @@ FORMS_FOR_VISITORS = {
     "accounts/password/reset/<>/<>/",
     "accounts/verify/<>/",
 }
-FORMS = {"accounts/profile/", "accounts/email/", "settings/security/password/", "settings/invites/"}
+FORMS = {
+    "accounts/profile/",
+    "accounts/email/",
+    "settings/security/password/",
+    "settings/invites/",
+    "settings/delete/",
+}
 # POST only with CSRF, but harmless for a visitor (Django's LogoutView).
 LOGOUT = {"accounts/logout/"}
 # Pages that only read: GET and HEAD, a POST is a 405.

@@ -1,0 +1,66 @@
+"""timelines' part of erasing an account (accounts.deletion).
+
+- the user's inbox (rows, state) and Redis cache;
+- the user's posts in other readers' inboxes: rows carry the author, so one
+  statement across shards finds the readers, and their caches lose the
+  author's keys once the erasure commits (the posts are gone already: reads
+  join live posts, so a cache a Redis outage kept stale still shows nothing);
+- notifications to the user, by the user, or about the user's posts, with
+  each recipient's unread counter;
+- the outbox rows the user owns, the fan-out rows of their posts, their
+  pull-author row.
+"""
+
+from collections import Counter
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Q
+
+from accounts.models import User
+from posts import ids
+from timelines import cache
+from timelines.models import FanOut, InboxEntry, InboxState, PendingTask, PullAuthor
+from timelines.notifications.models import Notification
+
+
+def erase_reader_and_author(*, user_id: int) -> None:
+    low, high = ids.post_id_range(user_id)
+
+    readers = set(
+        InboxEntry.objects.filter(author_id=user_id)
+        .exclude(reader_id=user_id)
+        .values_list("reader_id", flat=True)
+        .distinct()
+    )
+    InboxEntry.objects.filter(author_id=user_id).delete()
+    InboxEntry.objects.filter(reader_id=user_id).delete()
+    InboxState.objects.filter(reader_id=user_id).delete()
+
+    about = Q(actor_id=user_id) | Q(post_id__gte=low, post_id__lt=high)
+    unread = Counter(
+        Notification.objects.filter(about, read_at__isnull=True)
+        .exclude(recipient_id=user_id)
+        .values_list("recipient_id", flat=True)
+    )
+    for recipient_id, n in unread.items():
+        User.objects.filter(pk=recipient_id).update(
+            unread_notifications=F("unread_notifications") - n
+        )
+    Notification.objects.filter(about).delete()
+    Notification.objects.filter(recipient_id=user_id).delete()
+
+    PendingTask.objects.filter(owner=user_id).delete()
+    FanOut.objects.filter(post_id__gte=low, post_id__lt=high).delete()
+    PullAuthor.objects.filter(author_id=user_id).delete()
+
+    def forget_cached() -> None:
+        cache.drop(user_id)
+        for reader_id in readers:
+            cache.remove_author(reader_id, user_id)
+
+    transaction.on_commit(forget_cached, robust=True)
+
+
+def on_account_erasing(sender: Any, user_id: int, **kwargs: Any) -> None:
+    erase_reader_and_author(user_id=user_id)
