@@ -217,8 +217,22 @@ def trim_due(author_id: int, chunk: Chunk) -> bool:
     """
     if settings.FEED_TRIM_EVERY_SECONDS <= 0:
         return True
-    key = f"trim-due:{{{author_id}}}:{chunk.after}:{chunk.upto}"
+    key = f"{_TRIM_DUE}{{{author_id}}}:{chunk.after}:{chunk.upto}"
     return django_cache.add(key, 1, timeout=settings.FEED_TRIM_EVERY_SECONDS)
+
+
+_TRIM_DUE = "trim-due:"
+
+
+def forget_trim_throttle(author_id: int) -> None:
+    """Drop an author's trim throttles (an erased account leaves no key naming it).
+
+    A scan of the keyspace: only for the rare erasure. Caches without patterns
+    (the local-memory default) let the keys expire on their own.
+    """
+    delete_pattern = getattr(django_cache, "delete_pattern", None)
+    if delete_pattern is not None:
+        delete_pattern(f"{_TRIM_DUE}{{{author_id}}}:*")
 
 
 def trim_chunk(*, author_id: int, chunk: Chunk) -> None:
