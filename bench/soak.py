@@ -395,6 +395,7 @@ class Browser:
         self.client = client
         self.record = record
         self.cookies: dict[str, str] = {}
+        self.location = ""  # the last answer's Location header
 
     def request(
         self, method: str, path: str, form: dict[str, str] | None = None
@@ -414,13 +415,14 @@ class Browser:
             response = connection.getresponse()
             text = response.read().decode(errors="replace")
             status = response.status
+            self.location = response.getheader("Location", "")
             for header, value in response.getheaders():
                 if header.lower() == "set-cookie":
                     name, _, rest = value.partition("=")
                     self.cookies[name.strip()] = rest.split(";", 1)[0]
             connection.close()
         except OSError:
-            status, text = 0, ""
+            status, text, self.location = 0, "", ""
         self.record(Request(self.client, started, time.monotonic(), method, path, status))
         return status, text
 
@@ -493,7 +495,12 @@ class Client(threading.Thread):
     def post(self) -> None:
         self.posts += 1
         text = f"soak {self.run_.tag} client {self.number} post {self.posts}"
-        if self.browser.post("/posts/new/", {"text": text}) == 302:
+        status = self.browser.post("/posts/new/", {"text": text})
+        if status == 302 and self.browser.location.startswith("/accounts/login/"):
+            # Signed out (a log-in answer cut by a kill never set the cookie):
+            # refused, not accepted; sign in again.
+            self.relogin()
+        elif status == 302:
             self.run_.accepted(text)
 
     def _someone(self) -> str | None:
