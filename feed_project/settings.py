@@ -283,6 +283,9 @@ FEED_INACTIVE_DAYS: int = _read("FEED_INACTIVE_DAYS", "int", 7)
 FEED_BIG_ACCOUNT_FOLLOWERS: int = _read("FEED_BIG_ACCOUNT_FOLLOWERS", "int", 10_000)
 FEED_REBUILD_PER_AUTHOR: int = _read("FEED_REBUILD_PER_AUTHOR", "int", 50)
 FEED_CACHE_TTL_DAYS: int = _read("FEED_CACHE_TTL_DAYS", "int", 3)
+# The home feed's entries as reads routed by shard key (timelines.entries):
+# None finds out (on for a Citus coordinator), True/False force it (tests).
+FEED_ROUTED_READS: bool | None = None
 FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)
 # Trimming an inbox reads its newest FEED_INBOX_CAP keys, so fan-out queues a
 # trim of a chunk's inboxes (its own task) at most once per this many seconds

@@ -136,6 +136,24 @@ def refused_foreign_key(
 # --- the migration's work --------------------------------------------------------
 
 
+_ON_CITUS: dict[tuple, bool] = {}
+
+
+def on_citus(connection) -> bool:
+    """Whether this connection's database is a Citus coordinator (asked once per database).
+
+    Reads that would join one user's shard to another's take their routed
+    form there (``timelines.entries``).
+    """
+    if connection.vendor != "postgresql":
+        return False
+    where = tuple(connection.settings_dict.get(name) for name in ("HOST", "PORT", "NAME"))
+    if where not in _ON_CITUS:
+        with connection.cursor() as cursor:
+            _ON_CITUS[where] = _has_citus(cursor)
+    return _ON_CITUS[where]
+
+
 def _has_citus(cursor) -> bool:
     cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'")
     return cursor.fetchone() is not None

@@ -18,7 +18,10 @@ equal. Rules about posts themselves (deleted, hidden, a repost's original)
 are built from these in ``posts.visibility``.
 """
 
-from django.db.models import Exists, OuterRef, Q
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from django.db.models import Exists, OuterRef, Q, Value
 
 from relations.models import Block, Followee, Mute
 
@@ -79,6 +82,57 @@ def sql_followed_or_self(column: str) -> str:
 def sql_muted(column: str) -> str:
     mute = Mute._meta.db_table
     return f"EXISTS (SELECT 1 FROM {mute} m WHERE m.user_id = %(viewer)s AND m.muted_id = {column})"
+
+
+# --- the set form: where a viewer stands, read first, checked in Python --------
+# For a cluster, where a statement may not join a user's rows to another
+# user's (docs/SCALING.md): the viewer's follows and mutes are one shard's
+# rows, read whole; blocks either way are read for the users in question.
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a viewer stands: whom they follow and mute, and who of some users is
+    blocked either way with them."""
+
+    viewer_id: int
+    followed: frozenset[int]
+    muted: frozenset[int]
+    blocked: frozenset[int]
+
+    def followed_or_self(self, user_id: int) -> bool:
+        return user_id == self.viewer_id or user_id in self.followed
+
+    def is_muted(self, user_id: int) -> bool:
+        return user_id in self.muted
+
+    def blocked_either_way(self, user_id: int) -> bool:
+        return user_id in self.blocked
+
+
+def standing(viewer_id: int, blocks_among: Collection[int] = ()) -> Standing:
+    """The viewer's follows and mutes (one statement, on the viewer's shard), and
+    which of ``blocks_among`` are blocked either way with them (one more)."""
+    own = (
+        Followee.objects.filter(user_id=viewer_id)
+        .values_list(Value("f"), "followee_id")
+        .union(
+            Mute.objects.filter(user_id=viewer_id).values_list(Value("m"), "muted_id"),
+            Block.objects.filter(user_id=viewer_id).values_list(Value("b"), "blocked_id"),
+            all=True,
+        )
+    )
+    rows: dict[str, set[int]] = {"f": set(), "m": set(), "b": set()}
+    for kind, user_id in own:
+        rows[kind].add(user_id)
+    blocked = rows["b"] & set(blocks_among)
+    if blocks_among:
+        blocked |= set(
+            Block.objects.filter(user_id__in=blocks_among, blocked_id=viewer_id).values_list(
+                "user_id", flat=True
+            )
+        )
+    return Standing(viewer_id, frozenset(rows["f"]), frozenset(rows["m"]), frozenset(blocked))
 
 
 # --- one pair ---------------------------------------------------------------------

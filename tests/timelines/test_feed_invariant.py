@@ -263,7 +263,11 @@ class FeedMachine(RuleBasedStateMachine):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_home_feed_equals_pull_model_after_any_history(settings_override):
+@pytest.mark.parametrize("routed", [None, True], ids=["entries-as-found", "entries-routed"])
+def test_home_feed_equals_pull_model_after_any_history(settings_override, routed):
+    """Both forms of the entries step (``timelines.entries``): the one this database
+    takes (one statement on PostgreSQL, routed reads on Citus) and the routed one."""
+    settings_override.FEED_ROUTED_READS = routed
     run_state_machine_as_test(
         FeedMachine,
         settings=settings(
