@@ -36,6 +36,9 @@ class PostQuerySet(models.QuerySet["Post"]):
         return self.filter(author_id__in=authors, pk__in=post_ids)
 
 
+MAX_ANCESTORS = 20
+
+
 class Post(models.Model):
     """A post. Its id starts with its author and then its time (posts.ids).
 
@@ -73,6 +76,11 @@ class Post(models.Model):
         db_index=False,
         db_constraint=False,
     )
+    # The posts this reply answers, up the thread, nearest last, at most
+    # MAX_ANCESTORS, space-separated: a thread's ancestors in one query routed
+    # by their ids (a recursive walk across authors' shards is a statement
+    # Citus cannot run). Written once, with the reply.
+    ancestry = models.TextField(blank=True, default="", db_default="", editable=False)
     repost_of = models.ForeignKey(
         "self",
         null=True,
@@ -119,6 +127,15 @@ class Post(models.Model):
 
     def __str__(self) -> str:
         return self.id
+
+    @property
+    def ancestor_ids(self) -> list[str]:
+        """What ``ancestry`` holds: the ids up the thread, nearest last."""
+        return self.ancestry.split()
+
+    def ancestry_of_reply(self) -> str:
+        """The ``ancestry`` of a reply to this post."""
+        return " ".join([*self.ancestor_ids, self.pk][-MAX_ANCESTORS:])
 
     @property
     def created_at(self) -> datetime:

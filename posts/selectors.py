@@ -2,14 +2,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import BooleanField, ExpressionWrapper, Value
-from django.db.models.expressions import RawSQL
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
 from posts.models import Like, Post
 from posts.visibility import original_shown, visible_to
-from relations.visibility import blocked_either_way
+from relations.visibility import blocked_among
 
 
 def get_visible_post(post_id: str) -> Post | None:
@@ -32,9 +30,6 @@ def author_posts_page(
         .select_related("author", "repost_of", "repost_of__author")
     )
     return keyset_page(posts, field="pk", cursor=cursor, limit=limit)
-
-
-MAX_ANCESTORS = 20
 
 
 def liked_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]) -> set[str]:
@@ -87,47 +82,28 @@ class Thread:
 
 
 def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
-    """The posts ``post`` replies to, oldest first, up to MAX_ANCESTORS: one query.
+    """The posts ``post`` replies to, oldest first, up to MAX_ANCESTORS: one query,
+    by the ids the reply keeps (``Post.ancestry``), each routed by its author.
 
-    A recursive CTE walks ``in_reply_to`` up from the post (PostgreSQL and
-    SQLite both have WITH RECURSIVE); the chain goes on through deleted or
-    hidden posts, which come back as None, as do posts of blocked people.
+    The chain goes on through deleted or hidden posts, which come back as None,
+    as do posts of blocked people; it ends at a post erased for good.
     """
     if post.in_reply_to_id is None:
         return []
-    table = Post._meta.db_table
-    chain = RawSQL(
-        f"""
-        WITH RECURSIVE chain(id, depth) AS (
-            SELECT in_reply_to_id, 1 FROM {table} WHERE id = %s
-            UNION ALL
-            SELECT p.in_reply_to_id, chain.depth + 1
-            FROM {table} p JOIN chain ON p.id = chain.id
-            WHERE p.in_reply_to_id IS NOT NULL AND chain.depth < %s
-        )
-        SELECT id FROM chain
-        """,
-        [post.pk, MAX_ANCESTORS],
-    )
     found = {
-        row.pk: row
-        for row in Post.objects.filter(pk__in=chain)
-        .annotate(
-            blocked=Value(False)
-            if viewer_id is None
-            else ExpressionWrapper(
-                blocked_either_way(viewer_id, "author_id"), output_field=BooleanField()
-            )
-        )
-        .select_related("author")
+        row.pk: row for row in Post.objects.with_ids(post.ancestor_ids).select_related("author")
     }
+    blocked = (
+        blocked_among(viewer_id, {row.author_id for row in found.values()}) if viewer_id else set()
+    )
     ancestors: list[Post | None] = []
-    parent_id = post.in_reply_to_id
-    while parent_id is not None and parent_id in found and len(ancestors) < MAX_ANCESTORS:
-        parent = found[parent_id]
-        hidden = parent.deleted_at or parent.hidden_at or parent.blocked or parent.repost_of_id
+    for parent_id in reversed(post.ancestor_ids):
+        parent = found.get(parent_id)
+        if parent is None:
+            break
+        shown = not (parent.deleted_at or parent.hidden_at or parent.repost_of_id)
+        hidden = not shown or parent.author_id in blocked
         ancestors.append(None if hidden else parent)
-        parent_id = parent.in_reply_to_id
     ancestors.reverse()
     return ancestors
 

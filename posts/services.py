@@ -8,7 +8,7 @@ from posts.models import Like, Post
 from posts.signals import post_created, post_deleted, post_liked
 
 
-def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
+def _publish(*, author: User, text: str = "", **fields: Post | str | None) -> Post:
     """Insert a post of ``author``; the caller holds the transaction.
 
     The counter UPDATE also locks the author's row, so two posts of one
@@ -22,7 +22,7 @@ def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
         timeline_key=ids.post_id_to_timeline_key(post_id),
         author=author,
         text=text,
-        **links,
+        **fields,
     )
     post_created.send(
         sender=Post,
@@ -37,7 +37,8 @@ def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
 def create_post(*, author: User, text: str, in_reply_to: Post | None = None) -> Post:
     """Publish a post (a reply when ``in_reply_to`` is given); followers get it on commit."""
     with transaction.atomic():
-        post = _publish(author=author, text=text, in_reply_to=in_reply_to)
+        ancestry = in_reply_to.ancestry_of_reply() if in_reply_to is not None else ""
+        post = _publish(author=author, text=text, in_reply_to=in_reply_to, ancestry=ancestry)
         if in_reply_to is not None:
             Post.objects.with_id(in_reply_to.pk).update(reply_count=F("reply_count") + 1)
     return post

@@ -11,9 +11,11 @@ The rules (DESIGN.md), each about a viewer V and a user U:
 Every list asks here, in the form it needs: ``Q`` builders over any field
 that names a user (``"author_id"``, ``"repost_of__author_id"``, ``"pk"``) for
 the ORM, SQL fragments over a column for raw statements (the viewer is the
-``%(viewer)s`` parameter), and checks of one pair. Each is a primary-key
-probe of ``Block (user, blocked)``, ``Followee (user, followee)`` or
-``Mute (user, muted)``. ``tests/relations/test_visibility.py`` holds the forms
+``%(viewer)s`` parameter), checks of one pair, and a ``Standing`` read
+first and checked in Python. The ``Q`` builders read the viewer's list (a
+range of ``Block (user, blocked)``, ``Followee (user, followee)`` or
+``Mute (user, muted)``, or blocks of the viewer by ``block.blocked_id``); the
+SQL fragments probe those keys row by row. ``tests/relations/test_visibility.py`` holds the forms
 equal. Rules about posts themselves (deleted, hidden, a repost's original)
 are built from these in ``posts.visibility``.
 """
@@ -28,23 +30,31 @@ from relations.models import Block, Followee, Mute
 # --- the ORM form ---------------------------------------------------------------
 
 
+def _among(user_field: str, users) -> Q:
+    return Q(**{f"{user_field}__in": users})
+
+
+# Each rule is a list the subquery reads by the viewer, not a probe correlated
+# with the outer row: PostgreSQL plans both alike, and a Citus cluster can run
+# it (the list first, on the viewer's shard, then the outer query anywhere).
+
+
 def blocked_either_way(viewer_id: int, user_field: str) -> Q:
     """Rows whose ``user_field`` user blocks the viewer or is blocked by them."""
-    user = OuterRef(user_field)
-    return Q(Exists(Block.objects.filter(user_id=viewer_id, blocked_id=user))) | Q(
-        Exists(Block.objects.filter(user_id=user, blocked_id=viewer_id))
-    )
+    return _among(
+        user_field, Block.objects.filter(user_id=viewer_id).values("blocked_id")
+    ) | _among(user_field, Block.objects.filter(blocked_id=viewer_id).values("user_id"))
 
 
 def followed_or_self(viewer_id: int, user_field: str) -> Q:
     """Rows whose ``user_field`` user is the viewer or someone the viewer follows."""
-    followed = Followee.objects.filter(user_id=viewer_id, followee_id=OuterRef(user_field))
-    return Q(**{user_field: viewer_id}) | Q(Exists(followed))
+    followed = Followee.objects.filter(user_id=viewer_id).values("followee_id")
+    return Q(**{user_field: viewer_id}) | _among(user_field, followed)
 
 
 def muted(viewer_id: int, user_field: str) -> Q:
     """Rows whose ``user_field`` user the viewer muted."""
-    return Q(Exists(Mute.objects.filter(user_id=viewer_id, muted_id=OuterRef(user_field))))
+    return _among(user_field, Mute.objects.filter(user_id=viewer_id).values("muted_id"))
 
 
 def where_viewer_stands(viewer_id: int, user_field: str = "pk") -> dict[str, Exists]:
@@ -110,29 +120,33 @@ class Standing:
         return user_id in self.blocked
 
 
+def blocked_among(viewer_id: int, user_ids: Collection[int]) -> set[int]:
+    """Which of ``user_ids`` are blocked either way with the viewer: one statement."""
+    if not user_ids:
+        return set()
+    by_viewer = Q(user_id=viewer_id, blocked_id__in=user_ids)
+    of_viewer = Q(user_id__in=user_ids, blocked_id=viewer_id)
+    rows = Block.objects.filter(by_viewer | of_viewer).values_list("user_id", "blocked_id")
+    return {blocked if user == viewer_id else user for user, blocked in rows}
+
+
 def standing(viewer_id: int, blocks_among: Collection[int] = ()) -> Standing:
     """The viewer's follows and mutes (one statement, on the viewer's shard), and
     which of ``blocks_among`` are blocked either way with them (one more)."""
     own = (
         Followee.objects.filter(user_id=viewer_id)
         .values_list(Value("f"), "followee_id")
-        .union(
-            Mute.objects.filter(user_id=viewer_id).values_list(Value("m"), "muted_id"),
-            Block.objects.filter(user_id=viewer_id).values_list(Value("b"), "blocked_id"),
-            all=True,
-        )
+        .union(Mute.objects.filter(user_id=viewer_id).values_list(Value("m"), "muted_id"), all=True)
     )
-    rows: dict[str, set[int]] = {"f": set(), "m": set(), "b": set()}
+    rows: dict[str, set[int]] = {"f": set(), "m": set()}
     for kind, user_id in own:
         rows[kind].add(user_id)
-    blocked = rows["b"] & set(blocks_among)
-    if blocks_among:
-        blocked |= set(
-            Block.objects.filter(user_id__in=blocks_among, blocked_id=viewer_id).values_list(
-                "user_id", flat=True
-            )
-        )
-    return Standing(viewer_id, frozenset(rows["f"]), frozenset(rows["m"]), frozenset(blocked))
+    return Standing(
+        viewer_id,
+        frozenset(rows["f"]),
+        frozenset(rows["m"]),
+        frozenset(blocked_among(viewer_id, blocks_among)),
+    )
 
 
 # --- one pair ---------------------------------------------------------------------

@@ -49,11 +49,6 @@ ALLOWED = [
         pending=True,
     ),
     Allowed(
-        r"WITH RECURSIVE chain",
-        "a thread's ancestors: a recursive walk across authors' shards",
-        pending=True,
-    ),
-    Allowed(
         r'INNER JOIN "accounts_user" T\d+ ON \("relations_follow(er|ee)"\."follow(er|ee)_id"',
         "follow lists join the listed people's rows, on their shards",
         pending=True,
@@ -163,9 +158,11 @@ def scripted_session(client_class, on_commit) -> None:
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("routed", [None, True], ids=["entries-as-found", "entries-routed"])
 def test_every_statement_of_the_main_scenarios_routes_by_the_shard_key(
-    django_capture_on_commit_callbacks,
+    django_capture_on_commit_callbacks, settings, routed
 ):
+    settings.FEED_ROUTED_READS = routed
     RECORDER.statements.clear()
     with connection.execute_wrapper(RECORDER):
         scripted_session(Client, django_capture_on_commit_callbacks)
