@@ -6,7 +6,7 @@ from django.contrib.auth.models import AnonymousUser
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
 from posts.models import Like, Post
-from posts.visibility import original_shown, visible_to
+from posts.visibility import visible_to
 from relations.visibility import blocked_among
 
 
@@ -21,15 +21,37 @@ def author_posts_page(
 
     Reposts come with their original and its author; those whose original is
     gone or hidden, or (for a signed-in viewer) by someone blocked either way,
-    are left out.
+    are left out (so a page may hold fewer than ``limit``).
     """
-    posts = (
-        Post.objects.visible()
-        .by_author(author.pk)
-        .filter(original_shown(viewer_id))
-        .select_related("author", "repost_of", "repost_of__author")
-    )
-    return keyset_page(posts, field="pk", cursor=cursor, limit=limit)
+    posts = Post.objects.visible().by_author(author.pk).select_related("author")
+    page = keyset_page(posts, field="pk", cursor=cursor, limit=limit)
+    page.items = with_originals_shown(page.items, viewer_id)
+    return page
+
+
+def with_originals_shown(posts: list[Post], viewer_id: int | None) -> list[Post]:
+    """``posts`` with each repost's original loaded, less the reposts whose original
+    the viewer may not see: ``original_shown`` read after the page, so that no
+    statement joins one author's posts to another's (one query routed by the
+    originals' authors, one for blocks)."""
+    wanted = {post.repost_of_id for post in posts if post.repost_of_id}
+    if not wanted:
+        return posts
+    originals = {
+        original.pk: original
+        for original in Post.objects.with_ids(wanted).visible().select_related("author")
+    }
+    authors = {original.author_id for original in originals.values()}
+    blocked = blocked_among(viewer_id, authors) if viewer_id is not None else set()
+    shown = []
+    for post in posts:
+        if post.repost_of_id:
+            original = originals.get(post.repost_of_id)
+            if original is None or original.author_id in blocked:
+                continue
+            post.repost_of = original
+        shown.append(post)
+    return shown
 
 
 def liked_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]) -> set[str]:

@@ -23,7 +23,7 @@ are built from these in ``posts.visibility``.
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from django.db.models import Exists, OuterRef, Q, Value
+from django.db.models import Q, Value
 
 from relations.models import Block, Followee, Mute
 
@@ -57,15 +57,23 @@ def muted(viewer_id: int, user_field: str) -> Q:
     return _among(user_field, Mute.objects.filter(user_id=viewer_id).values("muted_id"))
 
 
-def where_viewer_stands(viewer_id: int, user_field: str = "pk") -> dict[str, Exists]:
-    """Annotations of a person row relative to the viewer: follows, blocks either way, mutes."""
-    user = OuterRef(user_field)
-    return {
-        "viewer_follows": Exists(Followee.objects.filter(user_id=viewer_id, followee_id=user)),
-        "viewer_blocks": Exists(Block.objects.filter(user_id=viewer_id, blocked_id=user)),
-        "blocks_viewer": Exists(Block.objects.filter(user_id=user, blocked_id=viewer_id)),
-        "viewer_mutes": Exists(Mute.objects.filter(user_id=viewer_id, muted_id=user)),
-    }
+STANDINGS = ("viewer_follows", "viewer_blocks", "blocks_viewer", "viewer_mutes")
+
+
+def where_viewer_stands(viewer_id: int, user_id: int) -> dict[str, bool]:
+    """Where the viewer stands with one person (``STANDINGS``): one statement of four
+    primary-key probes, three on the viewer's shard and one on the person's."""
+    probes = [
+        Followee.objects.filter(user_id=viewer_id, followee_id=user_id),
+        Block.objects.filter(user_id=viewer_id, blocked_id=user_id),
+        Block.objects.filter(user_id=user_id, blocked_id=viewer_id),
+        Mute.objects.filter(user_id=viewer_id, muted_id=user_id),
+    ]
+    first, *rest = (
+        rows.values_list(Value(name)) for name, rows in zip(STANDINGS, probes, strict=True)
+    )
+    found = {name for (name,) in first.union(*rest, all=True)}
+    return {name: name in found for name in STANDINGS}
 
 
 # --- the SQL form: the same rules over a column, the viewer as %(viewer)s ------

@@ -48,22 +48,6 @@ ALLOWED = [
         "@mentions by username, as above",
         pending=True,
     ),
-    Allowed(
-        r'INNER JOIN "accounts_user" T\d+ ON \("relations_follow(er|ee)"\."follow(er|ee)_id"',
-        "follow lists join the listed people's rows, on their shards",
-        pending=True,
-    ),
-    Allowed(
-        r'FROM "timelines_notification" .*JOIN "posts_post" ON|FROM "timelines_notification"'
-        r' .*JOIN "accounts_user" ON \("timelines_notification"\."actor_id"',
-        "notifications join the actor's and the post's rows, on other shards",
-        pending=True,
-    ),
-    Allowed(
-        r'LEFT OUTER JOIN "posts_post" T\d+ ON \("posts_post"\."repost_of_id"',
-        "a profile's reposts join their originals, on their authors' shards",
-        pending=True,
-    ),
 ]
 
 

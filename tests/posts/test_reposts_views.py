@@ -208,4 +208,6 @@ def test_profile_query_count_does_not_grow_with_reposts_and_likes(client, alice,
         assert response.content.decode().count("Reposted by") == total // 2
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
-    assert counts[0] <= 6
+    # Session, viewer, person, where the viewer stands, posts, their originals
+    # and the originals' blocks, liked, reposted.
+    assert counts[0] <= 9
