@@ -35,7 +35,10 @@ def jpeg_with_gps(size=(64, 48), orientation: int = 1) -> bytes:
             ExifTags.GPS.GPSLongitude: (2.0, 17.0, 40.0),
         }
     )
-    xmp = b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><exif:GPSLatitude>48,51N</exif:GPSLatitude></x:xmpmeta>'
+    xmp = (
+        b'<x:xmpmeta xmlns:x="adobe:ns:meta/">'
+        b"<exif:GPSLatitude>48,51N</exif:GPSLatitude></x:xmpmeta>"
+    )
     data = image_bytes("JPEG", size, exif=exif, xmp=xmp, comment=b"shot at home")
     assert Image.open(io.BytesIO(data)).getexif().get_ifd(GPS), "the test image must carry GPS"
     return data
@@ -53,7 +56,7 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
 
 
 def png_header_only(width: int, height: int) -> bytes:
-    """A PNG that declares ``width`` x ``height`` and holds a few bytes: a decompression bomb's shape."""
+    """A PNG declaring ``width`` x ``height`` that holds a few bytes: a decompression bomb."""
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return (
         b"\x89PNG\r\n\x1a\n"
