@@ -239,3 +239,13 @@ def test_the_sweep_deletes_discarded_media_whose_task_was_lost(alice, media_root
     sweep_discarded_media()
     assert not PostMedia.objects.exists()
     assert stored_files(media_root) == []
+
+
+def test_a_request_with_more_files_than_django_reads_is_a_400_not_a_500(alice_client, media_root):
+    uploads = [images.upload(f"{n}.jpg", b"x") for n in range(11)]
+
+    response = alice_client.post(NEW_POST, {"text": "many", "media": uploads})
+
+    assert response.status_code == 400
+    assert not Post.objects.exists()
+    assert stored_files(media_root) == []
