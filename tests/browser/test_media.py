@@ -10,7 +10,15 @@ from PIL import Image, ImageDraw
 from accounts.models import User
 from posts.models import Post, PostMedia
 from relations.services import follow
-from tests.browser.test_site import DESKTOP, PHONE, article, sign_up, visitors  # noqa: F401
+from tests.browser.test_site import (  # noqa: F401 (visitors: a fixture)
+    DESKTOP,
+    PASSWORD,
+    PHONE,
+    article,
+    log_in,
+    sign_up,
+    visitors,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -96,7 +104,7 @@ def test_screenshots_of_posts_with_images_and_warnings(visitors, screenshots, wi
     from tests.images import upload
 
     viewport = DESKTOP if width == "desktop" else PHONE
-    ada = User.objects.create_user(username="ada", password="x", display_name="Ada Lovelace")
+    ada = User.objects.create_user(username="ada", password=PASSWORD, display_name="Ada Lovelace")
     li = User.objects.create_user(username="li_bai", password="x", display_name="李白")
     follow(follower=li, followee=ada)
     shots = [
@@ -125,3 +133,12 @@ def test_screenshots_of_posts_with_images_and_warnings(visitors, screenshots, wi
         visitor.page.screenshot(path=str(screenshots / f"{name}-{width}.png"), full_page=True)
         scroll_width = visitor.page.evaluate("document.documentElement.scrollWidth")
         assert scroll_width <= viewport["width"], f"{name} is {scroll_width}px wide on {width}"
+    # The compose box with its extras open, as ada: feed below it.
+    log_in(visitor, "ada")
+    visitor.go("/")
+    visitor.page.click("form.compose summary")
+    visitor.page.fill(
+        "form.compose textarea[name=text]", "Counting: https://example.com/a/long/link"
+    )
+    visitor.page.screenshot(path=str(screenshots / f"media-compose-{width}.png"))
+    assert visitor.page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
