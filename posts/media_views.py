@@ -21,6 +21,7 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_safe
 
 from posts import media, selectors
+from posts.models import Post
 from posts.moderation import services as moderation
 from posts.visibility import may_see
 
@@ -29,7 +30,8 @@ from posts.visibility import may_see
 MAX_AGE_SECONDS = 600
 
 
-def _post_or_404(request: HttpRequest, post_id: str):
+def _post_or_404(request: HttpRequest, post_id: str) -> Post:
+    """The post, if this reader may see it (a moderator: hidden ones too), else 404."""
     if request.user.has_perm("posts.moderate"):
         post = moderation.post_for_moderator(post_id)
         if post is not None:
