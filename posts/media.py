@@ -29,6 +29,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, storages
 from django.core.files.uploadedfile import UploadedFile
 from django.utils import timezone
+from django.utils.text import Truncator
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
 from posts import ids
@@ -182,7 +183,7 @@ def prepare_all(uploads: Sequence[UploadedFile], alt_texts: Sequence[str]) -> li
         prepare(
             upload,
             alt_text=alt_texts[n] if n < len(alt_texts) else "",
-            label=f"Image {n + 1} ({upload.name})",
+            label=f"Image {n + 1} ({Truncator(upload.name or 'no name').chars(60)})",
         )
         for n, upload in enumerate(uploads)
     ]

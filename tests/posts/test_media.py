@@ -13,6 +13,9 @@ from posts.services import create_post, delete_post
 from tests import images
 from tests.images import GPS
 
+# Nothing here depends on PostgreSQL: the embedded default takes images too.
+pytestmark = pytest.mark.embedded
+
 NEW_POST = "/posts/new/"
 
 

@@ -20,6 +20,9 @@ from tests import images
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 
+# Nothing here depends on PostgreSQL: the embedded default takes images too.
+pytestmark = pytest.mark.embedded
+
 NEW_POST = "/posts/new/"
 
 
