@@ -273,6 +273,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": FEED_SWEEP_EVERY_SECONDS,
     },
 }
+# Files of deleted posts whose deletion task was lost (posts.tasks).
+CELERY_BEAT_SCHEDULE["sweep-discarded-media"] = {
+    "task": "posts.sweep_discarded_media",
+    "schedule": 600.0,
+}
 
 # --- Timelines: the knobs of delivery (docs/ARCHITECTURE.md) ------------------
 FEED_PAGE_SIZE: int = _read("FEED_PAGE_SIZE", "int", 20)
@@ -328,10 +333,31 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Post images (posts.media) go to the "default" storage: files under MEDIA_ROOT
+# unless MEDIA_STORAGE_BACKEND names another backend (any django-storages one,
+# e.g. storages.backends.s3.S3Storage) with MEDIA_STORAGE_OPTIONS, a JSON object
+# of its options. Pages never link to the storage: every image goes through
+# posts.media_views, which checks the reader may see the post (README).
+MEDIA_ROOT = Path(_read("MEDIA_ROOT", "str", str(BASE_DIR / "media")))
+MEDIA_URL = "/media-files/"  # never routed: FileSystemStorage wants one
+MEDIA_STORAGE_BACKEND: str = _read(
+    "MEDIA_STORAGE_BACKEND", "str", "django.core.files.storage.FileSystemStorage"
+)
+MEDIA_STORAGE_OPTIONS: dict[str, Any] = _read("MEDIA_STORAGE_OPTIONS", "json", {})
+if not isinstance(MEDIA_STORAGE_OPTIONS, dict):
+    raise ImproperlyConfigured(
+        "Environment variable MEDIA_STORAGE_OPTIONS must be a JSON object such as "
+        '{"bucket_name": "feed-media"}'
+    )
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": MEDIA_STORAGE_BACKEND, "OPTIONS": MEDIA_STORAGE_OPTIONS},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Uploads above this are spooled to a temporary file, not held in memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# A post takes 4 images: a request with more files than this is refused (400)
+# before any is read.
+DATA_UPLOAD_MAX_NUMBER_FILES = 10
 WHITENOISE_USE_FINDERS = True
 
 LOGGING = {

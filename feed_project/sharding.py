@@ -62,6 +62,8 @@ TABLES: dict[str, Distributed | Reference] = {
     # A post id starts with its author (posts.ids): (author_id, id) is unique iff id is.
     "posts_post": Distributed("author_id", primary_key=("author_id", "id")),
     "posts_like": Distributed("user_id"),
+    # A post's images, by the post's author: read with the post, on its shard.
+    "posts_postmedia": Distributed("author_id", primary_key=("author_id", "id")),
     "timelines_inboxentry": Distributed("reader_id"),
     "timelines_inboxstate": Distributed("reader_id"),
     "timelines_notification": Distributed("recipient_id", primary_key=("recipient_id", "id")),

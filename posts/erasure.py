@@ -15,6 +15,8 @@ every feed at once); logging in shows them again. At erasure:
   was done about them);
 - moderation logs keep the username as text, their keys to the user and
   the user's posts emptied;
+- the posts' images: rows marked discarded here, files and rows deleted by
+  ``posts.tasks`` once the erasure commits;
 - the posts themselves, one primary-key range of the author's shard.
 
 The statements that find rows of other people by the user (reposts and
@@ -29,7 +31,7 @@ from django.db import connection
 from django.db.models import F, Q
 from django.utils import timezone
 
-from posts import ids, services
+from posts import ids, media, services, tasks
 from posts.models import Like, ModerationLog, Post, Report
 
 
@@ -88,6 +90,9 @@ def erase_posts(*, user_id: int, username: str) -> None:
         moderator=None, moderator_username=username
     )
     ModerationLog.objects.filter(about).update(post=None)
+
+    if media.discard_all(author_id=user_id):
+        tasks.delete_files_on_commit(author_id=user_id)
 
     # Raw: Django's delete would visit every table pointing at posts, rows
     # the steps above (and timelines.erasure) handle in their own way.

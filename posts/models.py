@@ -7,7 +7,11 @@ from django.db import models
 from posts import ids
 from posts.fields import KeyField
 
+# A post's images: a model in a module of its own, registered with the app from here.
+from posts.media_models import MAX_ALT_TEXT_LENGTH, PostMedia  # noqa: F401
+
 MAX_POST_LENGTH = 500
+MAX_SPOILER_LENGTH = 200
 
 
 class PostQuerySet(models.QuerySet["Post"]):
@@ -67,6 +71,10 @@ class Post(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="posts", db_index=False
     )
     text = models.TextField(max_length=MAX_POST_LENGTH, blank=True)
+    # A content warning: when set, pages show the text and images behind it.
+    spoiler_text = models.CharField(
+        max_length=MAX_SPOILER_LENGTH, blank=True, default="", db_default=""
+    )
     in_reply_to = models.ForeignKey(
         "self",
         null=True,

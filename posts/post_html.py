@@ -25,7 +25,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from accounts.models import User
 from posts.mentions import MENTION
-from posts.models import Post
+from posts.models import Post, PostMedia
 
 _ID = "Zq0POSTID0qZ"  # matches the routes' converters (str and username), found nowhere else
 _ACTIONS = ("like", "unlike", "repost", "unrepost", "delete", "report")
@@ -53,6 +53,10 @@ class Urls:
     def action(self, post_id: str, action: str) -> str:
         before, after = self._actions[action]
         return before + post_id + after
+
+    def media(self, post_id: str, position: int, *, thumbnail: bool = False) -> str:
+        """An image of the post (posts.media_views); the routes sit below the detail page."""
+        return f"{self.detail(post_id)}media/{position}/{'thumbnail/' if thumbnail else ''}"
 
 
 @cache
@@ -134,8 +138,19 @@ def _template() -> jinja2.Template:
     return _environment().get_template("posts/_post.jinja")
 
 
-def render_post(post: Post, *, viewer: Viewer, reposted_by: Sequence[User] = ()) -> SafeString:
-    """One ``<article data-post-id>``: the post, who reposted it, the viewer's actions."""
+def render_post(
+    post: Post,
+    *,
+    viewer: Viewer,
+    reposted_by: Sequence[User] = (),
+    media: Sequence[PostMedia] = (),
+    full_media: bool = False,
+) -> SafeString:
+    """One ``<article data-post-id>``: the post, who reposted it, the viewer's actions.
+
+    ``media``: its images (``posts.media.media_by_post``), as thumbnails, or
+    at their own size with ``full_media`` (the detail page's post).
+    """
     url = urls()
     created = timezone.localtime(post.created_at)
     html = _template().render(
@@ -146,5 +161,7 @@ def render_post(post: Post, *, viewer: Viewer, reposted_by: Sequence[User] = ())
         created_text=display_time(created),
         viewer=viewer,
         url=url,
+        media=media,
+        full_media=full_media,
     )
     return mark_safe(html)

@@ -1,10 +1,12 @@
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
+from posts.media import media_by_post
 from posts.models import Like, Post
 from posts.visibility import visible_to
 from relations.visibility import blocked_among
@@ -76,12 +78,15 @@ def reposted_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]
     )
 
 
-def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> dict[str, set[str]]:
-    """The template context of what the viewer did to these posts: two queries a page."""
+def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> dict[str, Any]:
+    """The template context of what the viewer did to these posts (two queries a page),
+    and the posts' images (``post_media``, one query)."""
+    posts = list(posts)
     post_ids = [post.pk for post in posts]
     return {
         "liked_ids": liked_post_ids(user, post_ids),
         "reposted_ids": reposted_post_ids(user, post_ids),
+        "post_media": media_by_post(posts),
     }
 
 

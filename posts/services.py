@@ -1,9 +1,12 @@
+from collections.abc import Sequence
+
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from posts import ids
+from posts import ids, tasks
+from posts import media as post_media
 from posts.models import Like, Post
 from posts.signals import post_created, post_deleted, post_liked
 
@@ -34,13 +37,36 @@ def _publish(*, author: User, text: str = "", **fields: Post | str | None) -> Po
     return post
 
 
-def create_post(*, author: User, text: str, in_reply_to: Post | None = None) -> Post:
-    """Publish a post (a reply when ``in_reply_to`` is given); followers get it on commit."""
-    with transaction.atomic():
-        ancestry = in_reply_to.ancestry_of_reply() if in_reply_to is not None else ""
-        post = _publish(author=author, text=text, in_reply_to=in_reply_to, ancestry=ancestry)
-        if in_reply_to is not None:
-            Post.objects.with_id(in_reply_to.pk).update(reply_count=F("reply_count") + 1)
+def create_post(
+    *,
+    author: User,
+    text: str,
+    in_reply_to: Post | None = None,
+    spoiler_text: str = "",
+    media: Sequence[post_media.Prepared] = (),
+) -> Post:
+    """Publish a post (a reply when ``in_reply_to`` is given); followers get it on commit.
+
+    ``media``: checked images (``posts.media.prepare_all``), whose files are
+    written first and deleted again if the post's transaction fails.
+    """
+    stored = post_media.store(author_id=author.pk, images=media)
+    try:
+        with transaction.atomic():
+            ancestry = in_reply_to.ancestry_of_reply() if in_reply_to is not None else ""
+            post = _publish(
+                author=author,
+                text=text,
+                in_reply_to=in_reply_to,
+                ancestry=ancestry,
+                spoiler_text=spoiler_text,
+            )
+            if in_reply_to is not None:
+                Post.objects.with_id(in_reply_to.pk).update(reply_count=F("reply_count") + 1)
+            post_media.attach(post=post, stored=stored)
+    except BaseException:
+        post_media.delete_files(post_media.names_of(stored))  # never a file without its row
+        raise
     return post
 
 
@@ -87,6 +113,8 @@ def delete_post(*, post: Post) -> bool:
             Post.objects.with_id(post.repost_of_id).update(repost_count=F("repost_count") - 1)
         if post.in_reply_to_id:
             Post.objects.with_id(post.in_reply_to_id).update(reply_count=F("reply_count") - 1)
+        if post_media.discard(post=post):
+            tasks.delete_files_on_commit(author_id=post.author_id)
         post_deleted.send(sender=Post, post_id=post.pk, author_id=post.author_id)
     return True
 

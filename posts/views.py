@@ -51,7 +51,7 @@ def _back_to(request: HttpRequest, post: Post) -> HttpResponse:
 @verified_email_required
 @ratelimit("post")
 def new_post(request: HttpRequest) -> HttpResponse:
-    form = PostForm(request.POST)
+    form = PostForm(request.POST, request.FILES)
     if not form.is_valid():
         # The home page is timelines' (posts never imports timelines): show the
         # compose box alone, with the error and the text kept.
@@ -61,7 +61,13 @@ def new_post(request: HttpRequest) -> HttpResponse:
         # A post you cannot see (gone, hidden, blocked either way) is one that
         # does not exist, as far as you know: 404, nothing written.
         parent = _post_for_action(request, form.cleaned_data["in_reply_to"])
-    services.create_post(author=request.user, text=form.cleaned_data["text"], in_reply_to=parent)
+    services.create_post(
+        author=request.user,
+        text=form.cleaned_data["text"],
+        in_reply_to=parent,
+        spoiler_text=form.cleaned_data["spoiler_text"],
+        media=form.cleaned_data["media"],
+    )
     if parent is not None:
         return redirect("posts:detail", post_id=parent.pk)
     return redirect("timelines:home")

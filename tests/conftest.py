@@ -48,6 +48,13 @@ def _eager_celery_and_clean_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    """Post images go to a directory of the test's own (STORAGES["default"])."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
 @pytest.fixture
 def alice(db):
     return UserFactory(username="alice", display_name="Alice")

@@ -13,6 +13,7 @@ from django.test import Client
 from feed_project import sharding
 from posts import ids
 from posts.models import Post
+from tests import images
 from tests.conftest import PASSWORD
 from tests.sharding_sql import tables_of, unpinned
 
@@ -93,7 +94,8 @@ def _newest_post_id(username: str) -> str:
 
 
 def scripted_session(client_class, on_commit) -> None:
-    """Sign up, follow, post, fan out, read every page, like, repost, reply, report, delete."""
+    """Sign up, follow, post (with an image), fan out, read every page and the image, like,
+    repost, reply, report, delete (the image's files too)."""
     dora, erin, fred = client_class(), client_class(), client_class()
     for client, name in ((dora, "dora"), (erin, "erin"), (fred, "fred")):
         _post(
@@ -111,8 +113,16 @@ def scripted_session(client_class, on_commit) -> None:
     _get(dora, "/")  # builds dora's inbox
     _post(dora, "/@erin/follow/", on_commit=on_commit)
     _post(fred, "/@erin/follow/", on_commit=on_commit)
-    _post(erin, "/posts/new/", {"text": "hello @dora"}, on_commit)
+    photo = images.upload("cat.jpg", images.jpeg_with_gps())
+    _post(
+        erin,
+        "/posts/new/",
+        {"text": "hello @dora", "spoiler_text": "cats", "media": [photo], "media_alt": ["a cat"]},
+        on_commit,
+    )
     first = _newest_post_id("erin")
+    _get(dora, f"/posts/{first}/media/0/thumbnail/")
+    _get(dora, f"/posts/{first}/media/0/")
     _get(dora, "/")
     key = ids.post_id_to_timeline_key(first)
     _get(dora, "/?before=" + key)
