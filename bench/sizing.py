@@ -1,10 +1,11 @@
 """Sizing (docs/SCALING.md): measured bytes per row and per cached inbox, scaled up.
 
-``manage.py bench_sizing`` reads the database it is pointed at (a bench world:
-``bench_timelines`` builds one) after ``VACUUM ANALYZE``: rows and bytes of
-every table of ``feed_project.sharding`` (heap, indexes and TOAST; on a Citus
-coordinator, over every shard). A Redis sorted set filled like a cached inbox
-at the cap (``FEED_INBOX_CAP`` keys, through ``timelines.cache``) gives the
+``manage.py bench_sizing`` writes SAMPLE rows of typical content into each
+table the model sizes, inside a transaction it rolls back, and reads how much
+each table grew (heap, indexes and TOAST; on a Citus coordinator, over every
+shard): bytes per row as freshly written, so real tables, whose indexes
+split and bloat, run larger. A Redis sorted set filled like a cached inbox at
+the cap (``FEED_INBOX_CAP`` keys, through ``timelines.cache``) gives the
 memory of one cached inbox (``MEMORY USAGE``). Then it multiplies by a
 written-down model of one user (``PerUser``) for each population.
 """
@@ -12,17 +13,25 @@ written-down model of one user (``PerUser``) for each population.
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
+from django.utils import timezone
 
+from accounts.models import User
 from feed_project import sharding
 from posts import ids
+from posts.models import Like, Post
+from relations.models import Followee, Follower
 from timelines import cache
+from timelines.models import InboxEntry, InboxState
+from timelines.notifications.models import Notification
 
 Log = Callable[[str], None]
-# Fewer rows than this say little about a table's bytes per row.
-MIN_ROWS = 10_000
+SAMPLE = 20_000
+# A post as people write them: Weibo's and Mastodon's averages are well under 140 characters.
+TEXT = "Lunch at the new noodle place by the station, worth the queue. 排队半小时 值得"
 
 
 @dataclass(frozen=True)
@@ -53,33 +62,78 @@ WORKER_BYTES = 1 << 40
 REDIS_MASTER_BYTES = 25 << 30
 
 
-@dataclass(frozen=True)
-class Measured:
-    table: str
-    rows: int
-    bytes: int
+def _sample_rows(n: int) -> dict[type, list]:
+    """``n`` rows of each sized table, as the site writes them, about ``n`` users."""
+    now = timezone.now()
+    users = [
+        User(
+            id=10**9 + i,
+            username=f"sizing_{i}",
+            display_name=f"Sizing User {i}",
+            email=f"sizing_{i}@example.com",
+            bio="Coffee, trains and long walks. 喜欢咖啡和火车。",
+            password="pbkdf2_sha256$1000000$" + "x" * 22 + "$" + "y" * 44,
+            last_active_at=now,
+        )
+        for i in range(n)
+    ]
+    posts = []
+    for i, user in enumerate(users):
+        post_id = ids.make_post_id(ids.KeyParts(time=10**8 + i, author=user.id, seq=0))
+        key = ids.post_id_to_timeline_key(post_id)
+        posts.append(Post(id=post_id, timeline_key=key, author_id=user.id, text=TEXT))
+    pairs = [(users[i].id, users[(i * 7 + 1) % n].id) for i in range(n)]
+    return {
+        User: users,
+        Post: posts,
+        Follower: [Follower(user_id=b, follower_id=a, created_at=now) for a, b in pairs],
+        Followee: [Followee(user_id=a, followee_id=b, created_at=now) for a, b in pairs],
+        Like: [
+            Like(user_id=a, post_id=posts[i].id, created_at=now) for i, (a, _) in enumerate(pairs)
+        ],
+        Notification: [
+            Notification(
+                recipient_id=b, kind="like", actor_id=a, post_id=posts[i].id, created_at=now
+            )
+            for i, (a, b) in enumerate(pairs)
+        ],
+        InboxEntry: [
+            InboxEntry(reader_id=a, timeline_key=posts[i].timeline_key, author_id=b)
+            for i, (a, b) in enumerate(pairs)
+        ],
+        InboxState: [InboxState(reader_id=u.id, built_at=now - timedelta(days=1)) for u in users],
+    }
 
-    @property
-    def per_row(self) -> float | None:
-        return self.bytes / self.rows if self.rows >= MIN_ROWS else None
+
+class _RollBack(Exception):
+    pass
 
 
-def measure_tables(log: Log) -> list[Measured]:
-    """Rows and total bytes of every table of the sharding map, after VACUUM ANALYZE."""
-    citus = sharding.on_citus(connection)
-    size = "citus_total_relation_size" if citus else "pg_total_relation_size"
-    found = []
-    with connection.cursor() as db:
-        for table in sharding.TABLES:
-            db.execute("SELECT to_regclass(%s) IS NOT NULL", [table])
-            if not db.fetchone()[0]:
-                continue
-            db.execute(f'VACUUM ANALYZE "{table}"')
-            db.execute(f'SELECT count(*), {size}(%s) FROM "{table}"', [table])
-            rows, total = db.fetchone()
-            found.append(Measured(table, rows, total))
-    log(f"measured {len(found)} tables ({'Citus' if citus else 'PostgreSQL'})")
-    return found
+def _sizes(db, tables: list[str], size: str) -> dict[str, int]:
+    db.execute(f"SELECT {', '.join(f'{size}(%s)' for _ in tables)}", tables)
+    return dict(zip(tables, db.fetchone(), strict=True))
+
+
+def bytes_per_row(log: Log, n: int = SAMPLE) -> dict[str, float]:
+    """How much each sized table grows per row written, measured on ``n`` rows rolled back."""
+    size = (
+        "citus_total_relation_size" if sharding.on_citus(connection) else "pg_total_relation_size"
+    )
+    rows = _sample_rows(n)
+    tables = [model._meta.db_table for model in rows]
+    grown: dict[str, float] = {}
+    try:
+        with transaction.atomic(), connection.cursor() as db:
+            before = _sizes(db, tables, size)
+            for model, objects in rows.items():
+                model.objects.bulk_create(objects, batch_size=2_000)
+            after = _sizes(db, tables, size)
+            grown = {t: (after[t] - before[t]) / n for t in tables}
+            raise _RollBack
+    except _RollBack:
+        pass
+    log(f"wrote and rolled back {n:,} rows in each of {len(tables)} tables")
+    return grown
 
 
 def cached_inbox_bytes(reader_id: int = 2**31 - 7) -> tuple[int, str]:
@@ -126,6 +180,7 @@ class Sized:
 
 
 def size_for(users: int, per_row: dict[str, float], inbox_bytes: int, model: PerUser) -> Sized:
+    """The model multiplied out for ``users``, by the measured bytes per row."""
     tables = {
         table: users * rows(model) * per_row[table]
         for table, rows in ROWS_PER_USER.items()

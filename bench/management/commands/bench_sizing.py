@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
@@ -14,13 +15,16 @@ def _gb(value: float) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Bytes per row of every table in this database (a bench world: run bench_timelines "
-        "first) and Redis memory of one cached inbox at the cap, then the database, Redis, "
+        "Bytes per row of the main tables (sample rows written and rolled back) and Redis "
+        "memory of one cached inbox at the cap, then the database, Redis, "
         "Citus workers and Redis masters for 1 million and 100 million users under a "
         "written-down per-user model (bench/sizing.py). See docs/SCALING.md."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--sample", type=int, default=sizing.SAMPLE, help="rows per table, rolled back"
+        )
         parser.add_argument("--follows", type=int, default=sizing.PerUser.follows)
         parser.add_argument("--posts", type=int, default=sizing.PerUser.posts)
         parser.add_argument("--likes", type=int, default=sizing.PerUser.likes)
@@ -39,23 +43,20 @@ class Command(BaseCommand):
             notifications=options["notifications"],
             active_share=options["active_share"],
         )
-        measured = sizing.measure_tables(self.stdout.write)
+        if options["sample"] < 1:
+            raise CommandError("--sample is a number of rows, at least 1.")
+        per_row = sizing.bytes_per_row(self.stdout.write, options["sample"])
         try:
             inbox_bytes, encoding = sizing.cached_inbox_bytes()
         except RuntimeError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write("\n| table | rows | bytes | bytes/row |\n|---|---|---|---|")
-        for m in measured:
-            per_row = f"{m.per_row:,.0f}" if m.per_row else f"(< {sizing.MIN_ROWS:,} rows)"
-            self.stdout.write(f"| `{m.table}` | {m.rows:,} | {m.bytes:,} | {per_row} |")
+        self.stdout.write("\n| table | bytes per row (heap, indexes, TOAST) |\n|---|---|")
+        for table, size in per_row.items():
+            self.stdout.write(f"| `{table}` | {size:,.0f} |")
         self.stdout.write(
-            f"\nA cached inbox of {sizing.settings.FEED_INBOX_CAP} keys: "
+            f"\nA cached inbox of {settings.FEED_INBOX_CAP} keys: "
             f"{inbox_bytes:,} bytes of Redis ({encoding})."
         )
-        per_row = {m.table: m.per_row for m in measured if m.per_row}
-        missing = sorted(set(sizing.ROWS_PER_USER) - set(per_row))
-        if missing:
-            self.stdout.write(f"Not sized (too few rows here to measure): {', '.join(missing)}")
         self.stdout.write(f"\nModel per user: {model}")
         self.stdout.write(
             "\n| users | database | Redis | Citus workers | Redis masters |\n|---|---|---|---|---|"
