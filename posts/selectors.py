@@ -33,8 +33,8 @@ def author_posts_page(
 
 def with_originals_shown(posts: list[Post], viewer_id: int | None) -> list[Post]:
     """``posts`` with each repost's original loaded, less the reposts whose original
-    the viewer may not see: ``original_shown`` read after the page, so that no
-    statement joins one author's posts to another's (one query routed by the
+    the viewer may not see (gone, hidden, blocked either way), read after the
+    page, so that no statement joins one author's posts to another's (one query routed by the
     originals' authors, one for blocks)."""
     wanted = {post.repost_of_id for post in posts if post.repost_of_id}
     if not wanted:

@@ -29,14 +29,6 @@ def visible_to(rows: QuerySet, viewer_id: int | None, user_field: str = "author_
     return rows.exclude(visibility.blocked_either_way(viewer_id, user_field))
 
 
-def original_shown(viewer_id: int | None) -> Q:
-    """Posts that are not reposts, or whose original the viewer may see."""
-    live_original = Q(repost_of__deleted_at__isnull=True, repost_of__hidden_at__isnull=True)
-    if viewer_id is not None:
-        live_original &= ~visibility.blocked_either_way(viewer_id, "repost_of__author_id")
-    return Q(repost_of__isnull=True) | live_original
-
-
 def may_see(viewer_id: int | None, post: Post) -> bool:
     """Whether the viewer may see this live post (its own author, not a repost's original)."""
     return (
