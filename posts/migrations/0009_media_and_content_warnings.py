@@ -4,8 +4,6 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from feed_project import sharding
-
 
 class Migration(migrations.Migration):
 
@@ -46,6 +44,4 @@ class Migration(migrations.Migration):
             },
         ),
         # posts_postmedia's key (author_id, id), and its distribution on Citus.
-        migrations.RunPython(sharding.set_primary_keys, migrations.RunPython.noop),
-        migrations.RunPython(sharding.distribute, migrations.RunPython.noop),
     ]
