@@ -43,5 +43,4 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('author', 'post', 'position'), name='post_media_position_unique')],
             },
         ),
-        # posts_postmedia's key (author_id, id), and its distribution on Citus.
     ]
