@@ -248,14 +248,14 @@ def _insert_users(
         User.objects.bulk_create(batch, batch_size=BULK_BATCH)
         bar.update(len(batch))
     bar.close()
-    if any(account.pk is None for account in accounts):  # a backend without RETURNING
-        by_name = dict(
-            User.objects.filter(username__in=[a.username for a in accounts]).values_list(
-                "username", "pk"
-            )
+    # By name, not from RETURNING: a backend may lack it, and Citus returns a
+    # multi-row INSERT's rows shard by shard, not in the order they were given.
+    by_name = dict(
+        User.objects.filter(username__in=[a.username for a in accounts]).values_list(
+            "username", "pk"
         )
-        return [by_name[account.username] for account in accounts]
-    return [account.pk for account in accounts]
+    )
+    return [by_name[account.username] for account in accounts]
 
 
 def _insert_follows(
