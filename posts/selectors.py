@@ -7,6 +7,7 @@ from django.db.models.expressions import RawSQL
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
+from posts import quotes
 from posts.models import Like, Post
 from posts.visibility import original_shown, visible_to
 from relations.visibility import blocked_either_way
@@ -60,8 +61,15 @@ def reposted_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]
 
 
 def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> dict[str, set[str]]:
-    """The template context of what the viewer did to these posts: two queries a page."""
+    """The template context of what the viewer did to these posts: two queries a page.
+
+    Also loads what the posts quote, as the viewer may see it (posts.quotes:
+    one query more when the page holds a quote).
+    """
+    posts = list(posts)
     post_ids = [post.pk for post in posts]
+    viewer_id = user.pk if user is not None and user.is_authenticated else None
+    quotes.attach(posts, viewer_id=viewer_id)
     return {
         "liked_ids": liked_post_ids(user, post_ids),
         "reposted_ids": reposted_post_ids(user, post_ids),

@@ -3,8 +3,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from posts import ids
-from posts.models import Like, Post
+from posts import ids, tags
+from posts.mentions import existing_mentions
+from posts.models import Like, Post, PostTag
 from posts.signals import post_created, post_deleted, post_liked
 
 
@@ -22,8 +23,11 @@ def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
         timeline_key=ids.post_id_to_timeline_key(post_id),
         author=author,
         text=text,
+        mentions=existing_mentions(text),
         **links,
     )
+    if text:
+        tags.write_tags(post=post)
     post_created.send(
         sender=Post,
         post_id=post.pk,
@@ -34,10 +38,15 @@ def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
     return post
 
 
-def create_post(*, author: User, text: str, in_reply_to: Post | None = None) -> Post:
-    """Publish a post (a reply when ``in_reply_to`` is given); followers get it on commit."""
+def create_post(
+    *, author: User, text: str, in_reply_to: Post | None = None, quote_of: Post | None = None
+) -> Post:
+    """Publish a post (a reply when ``in_reply_to`` is given, a quote of ``quote_of``'s
+    original when that is); followers get it on commit."""
+    if quote_of is not None:
+        quote_of = original_of(quote_of)
     with transaction.atomic():
-        post = _publish(author=author, text=text, in_reply_to=in_reply_to)
+        post = _publish(author=author, text=text, in_reply_to=in_reply_to, quote_of=quote_of)
         if in_reply_to is not None:
             Post.objects.with_id(in_reply_to.pk).update(reply_count=F("reply_count") + 1)
     return post
@@ -82,6 +91,7 @@ def delete_post(*, post: Post) -> bool:
         if not deleted:
             return False
         User.objects.filter(pk=post.author_id).update(posts_count=F("posts_count") - 1)
+        PostTag.objects.filter(author_id=post.author_id, post_id=post.pk).delete()
         if post.repost_of_id:
             Post.objects.with_id(post.repost_of_id).update(repost_count=F("repost_count") - 1)
         if post.in_reply_to_id:
