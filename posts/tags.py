@@ -97,7 +97,6 @@ def tag_page(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int | No
     rows = (
         PostTag.objects.filter(tag=tag, post__deleted_at__isnull=True, post__hidden_at__isnull=True)
         .select_related("post", "post__author")
-        .only("tag", "timeline_key", "author_id", "post_id", "post", "post__author")
     )
     rows = visible_to(rows, viewer_id)
     page = keyset_page(rows, field="timeline_key", cursor=cursor, limit=limit)
