@@ -16,12 +16,12 @@ into ``TrendingTag``; pages only read that table.
 
 import re
 import unicodedata
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import quote
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, F, QuerySet
 from django.utils import timezone
 
 from feed_project.pagination import Cursor, Page, keyset_page
@@ -96,6 +96,9 @@ def tag_page(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int | No
     limit = limit or settings.FEED_PAGE_SIZE
     rows = (
         PostTag.objects.filter(tag=tag, post__deleted_at__isnull=True, post__hidden_at__isnull=True)
+        # The row and its post share the author (the distribution column): on
+        # Citus each shard joins its own rows.
+        .filter(post__author_id=F("author_id"))
         .select_related("post", "post__author")
     )
     rows = visible_to(rows, viewer_id)
@@ -103,12 +106,12 @@ def tag_page(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int | No
     return Page(items=[row.post for row in page.items], older=page.older, newer=page.newer)
 
 
-def tagged_post_ids(tag: str):
+def tagged_post_ids(tag: str) -> QuerySet:
     """A subquery of the ids of the posts carrying ``tag`` (search's ``#tag``)."""
     return PostTag.objects.filter(tag=tag).values("post_id")
 
 
-def compute_trending(*, now=None) -> list[TrendingTag]:
+def compute_trending(*, now: datetime | None = None) -> list[TrendingTag]:
     """Rewrite ``TrendingTag``: the tags of the last 24 hours by the most distinct authors.
 
     Run by the periodic task ``posts.compute_trending``, never by a page: it
