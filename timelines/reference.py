@@ -3,11 +3,13 @@
 Every delivery path (push, pull, caches, rebuilds, collapsing reposts) is
 tested against it (tests/timelines/test_feed_invariant.py). It uses the same
 visibility rule as the engine (``posts.visibility.in_home_feed``), in its ORM
-dialect, and nothing else of the engine.
+dialect, and nothing else of the engine. Quote posts are posts (never collapsed);
+``reference_item`` says what an entry shows: the current text, and the quoted
+post or "unavailable".
 """
 
 from feed_project.pagination import Cursor
-from posts import visibility
+from posts import ids, visibility
 from posts.models import Post
 
 
@@ -32,3 +34,21 @@ def pull_reference_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[s
     if cursor.after is not None:
         keys = [key for key in keys if key > cursor.after]
     return keys[:limit]
+
+
+UNAVAILABLE = "unavailable"
+
+
+def reference_item(*, reader_id: int, key: str) -> tuple[str, str, str | None]:
+    """What the feed shows at ``key``, plainly: the post shown (a repost's original),
+    its text now (edits show at once), and what it quotes as the reader may see it:
+    the quoted post's id, UNAVAILABLE (deleted, hidden, blocked either way), or None."""
+    entry = Post.objects.select_related("repost_of").get(pk=ids.timeline_key_to_post_id(key))
+    shown = entry.repost_of or entry
+    quoted = None
+    if shown.quote_of_id:
+        seen = visibility.visible_to(
+            Post.objects.visible().filter(pk=shown.quote_of_id), reader_id
+        ).exists()
+        quoted = shown.quote_of_id if seen else UNAVAILABLE
+    return shown.pk, shown.text, quoted
