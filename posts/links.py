@@ -2,7 +2,7 @@
 
 URLs are found by linkify-it-py (the Python port of markdown-it's linkifier,
 maintained, Unicode-aware), not by a pattern of our own; only ``http`` and
-``https`` links are made (a ``javascript:`` or ``data:`` URL is never
+``https`` links, written with their scheme, are made (a ``javascript:`` or ``data:`` URL is never
 found, and one that were would be refused here). A link shows its URL
 shortened the way Mastodon does: without the scheme and ``www.``, the first
 30 characters, then "…"; the full URL is its ``href`` and ``title``. Links
@@ -24,7 +24,10 @@ from linkify_it import LinkifyIt
 from posts.mentions import MENTION
 from posts.tags import HASHTAG, normalize_tag
 
-_LINKIFY = LinkifyIt(options={"fuzzy_email": False})
+# Links need their scheme, as on Mastodon: "example.com" alone stays text (a file
+# name, a sentence's "end.it" typed without a space), and a text without "://"
+# needs no scan at all (0.3 ms a post otherwise: 6 ms of a page of 20).
+_LINKIFY = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
 _SCHEMES = ("http://", "https://")
 SHOWN_URL_LENGTH = 30
 REL = "nofollow noopener ugc"
@@ -39,6 +42,8 @@ _TOKENS = re.compile(f"(?:{MENTION.pattern})|(?:{HASHTAG.pattern})")
 
 def url_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, url) of each http(s) link in ``text``, in order."""
+    if "://" not in text:
+        return []
     spans = []
     for match in _LINKIFY.match(text) or []:
         url, end = match.url, match.last_index

@@ -29,7 +29,7 @@ from django.db.models.expressions import RawSQL
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
 from posts.models import Post
-from posts.tags import HASHTAG, hashtags, tagged_post_ids
+from posts.tags import HASHTAG, hashtags, tag_page, tagged_post_ids
 from posts.visibility import visible_to
 
 MAX_QUERY_LENGTH = 200
@@ -127,6 +127,13 @@ def search_posts(
 ) -> Page[Post]:
     """One page of matching posts, newest first, with their authors: two queries."""
     limit = limit or settings.FEED_PAGE_SIZE
+    wanted_tags = hashtags(query)
+    if len(wanted_tags) == 1 and not HASHTAG.sub(" ", query).strip():
+        # A tag alone is its tag page (one range scan of the tag index): through
+        # matching_posts' id list it took 2.4 s for a tag of 100,000 posts.
+        return tag_page(
+            tag=wanted_tags[0], viewer_id=_viewer_id(viewer), cursor=cursor, limit=limit
+        )
     # Authors come in a second query by primary key: joined, the planner's guess
     # at the number of matches (often far off for words it has no statistics
     # for) made it hash-join the whole users table, 17-24 ms over 20,000 users.

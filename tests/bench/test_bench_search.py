@@ -26,6 +26,6 @@ def test_the_tag_page_benchmark_runs_on_a_small_world():
 
     labels = {(f.label, f.query) for f in figures}
     assert ("tag_page", "news") in labels and ("GET /tags/<tag>/", "news") in labels
-    assert ("baseline search #tag", "news") in labels and ("floor: index only", "news") in labels
+    assert ("baseline: IN tag's ids", "news") in labels and ("floor: index only", "news") in labels
     # One live post in ten: 2,000 posts less the deleted (1 in 89), over ten.
     assert next(f for f in figures if f.query == "news").matches == (2_000 - 2_000 // 89) // 10

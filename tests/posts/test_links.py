@@ -95,3 +95,7 @@ def test_a_post_page_links_urls_and_existing_mentions_only(client, alice, carol)
     assert 'href="/@ghost/"' not in html
     assert 'href="https://example.com" rel="nofollow noopener ugc"' in html
     assert 'href="/tags/news/"' in html
+
+
+def test_a_domain_without_its_scheme_stays_text():
+    assert "<a " not in html_of("see example.com or www.example.com, and main.py")
