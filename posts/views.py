@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST, require_safe
 from accounts.decorators import verified_email_required
 from feed_project.http import safe_next
 from feed_project.pagination import Cursor
-from feed_project.ratelimits import ratelimit
+from feed_project.ratelimits import ratelimit, retry_after, too_many_requests
 from posts import ids, selectors, services
 from posts.forms import PostForm, QuoteForm
 from posts.models import Post
@@ -153,6 +153,9 @@ def repost(request: HttpRequest, post_id: str) -> HttpResponse:
     if not form.is_valid():
         return render(request, "posts/compose.html", {"form": form}, status=400)
     if form.cleaned_data["text"]:  # a repost with a comment is a quote post of its own
+        wait = retry_after(request, "post")  # limited as a post, not as a repost
+        if wait is not None:
+            return too_many_requests(request, wait)
         services.create_post(author=request.user, text=form.cleaned_data["text"], quote_of=post)
         messages.success(request, "Quoted.")
         return _back_to(request, post)

@@ -33,6 +33,7 @@ def stored_tags(post: Post) -> set[str]:
         ("#Django and #django", ["django"]),
         ("#话题#今天很好", ["话题"]),
         ("#微博 #Ελληνικά #snake_case", ["微博", "ελληνικά", "snake_case"]),
+        ("#हिन्दी and #ภาษาไทย, marks and all", ["हिन्दी", "ภาษาไทย"]),
         ("#", []),
         ("# alone, and ## too", []),
         ("#123 is a number, #2024年 is not", ["2024年"]),
