@@ -26,8 +26,8 @@ def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
         mentions=existing_mentions(text),
         **links,
     )
-    if text:
-        tags.write_tags(post=post)
+    if "#" in text:
+        tags.write_tags(post=post, new=True)
     post_created.send(
         sender=Post,
         post_id=post.pk,

@@ -89,22 +89,29 @@ def tag_path(tag: str) -> str:
     return quote(tag, safe="")
 
 
-def write_tags(*, post: Post) -> None:
+def write_tags(*, post: Post, new: bool = False) -> None:
     """Make the post's ``PostTag`` rows those of its text; the caller holds the transaction.
 
-    Rows of the post's author and id only: one shard.
+    Rows of the post's author and id only: one shard. A ``new`` post has none
+    to delete, and a text without a tag costs no statement at all.
     """
     tags = [] if post.repost_of_id or post.deleted_at else hashtags(post.text)
-    PostTag.objects.filter(author_id=post.author_id, post_id=post.pk).exclude(tag__in=tags).delete()
-    PostTag.objects.bulk_create(
-        [
-            PostTag(
-                author_id=post.author_id, post_id=post.pk, tag=tag, timeline_key=post.timeline_key
-            )
-            for tag in tags
-        ],
-        ignore_conflicts=True,
-    )
+    if not new:
+        stale = PostTag.objects.filter(author_id=post.author_id, post_id=post.pk)
+        stale.exclude(tag__in=tags).delete()
+    if tags:
+        PostTag.objects.bulk_create(
+            [
+                PostTag(
+                    author_id=post.author_id,
+                    post_id=post.pk,
+                    tag=tag,
+                    timeline_key=post.timeline_key,
+                )
+                for tag in tags
+            ],
+            ignore_conflicts=True,
+        )
 
 
 def tag_page(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int | None = None) -> Page:

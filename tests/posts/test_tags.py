@@ -182,3 +182,9 @@ def test_search_understands_hashtags(client, alice):
     assert found("#Coffee cake") == [both.pk]
     assert client.get("/search/", {"q": "#"}).status_code == 200
     assert client.get("/search/", {"q": "#" + "x" * 150}).status_code == 200
+
+
+def test_a_post_without_a_tag_or_a_mention_costs_no_statement_of_either(alice):
+    with CaptureQueriesContext(connection) as queries:
+        create_post(author=alice, text="plain words, no tag")
+    assert not [q["sql"] for q in queries if "posttag" in q["sql"] or "LOWER(" in q["sql"]]
