@@ -64,6 +64,10 @@ TABLES: dict[str, Distributed | Reference] = {
     "posts_like": Distributed("user_id"),
     # A post's images, by the post's author: read with the post, on its shard.
     "posts_postmedia": Distributed("author_id", primary_key=("author_id", "id")),
+    # A post's hashtags and earlier versions, beside the post (docs/SCALING.md: the
+    # tag index by author, not by tag: a tag page fans out to every shard).
+    "posts_posttag": Distributed("author_id"),
+    "posts_postedit": Distributed("author_id"),
     "timelines_inboxentry": Distributed("reader_id"),
     "timelines_inboxstate": Distributed("reader_id"),
     "timelines_notification": Distributed("recipient_id", primary_key=("recipient_id", "id")),
@@ -89,6 +93,8 @@ TABLES: dict[str, Distributed | Reference] = {
     "timelines_pullauthor": Reference(),
     # One row, bumped when a Redis write fails.
     "timelines_cachegeneration": Reference(),
+    # The trending tags: twenty rows rewritten every few minutes by a task.
+    "posts_trendingtag": Reference(),
     # Moderation: a queue across every user, written by reports and moderators.
     "posts_report": Reference(),
     "posts_moderationlog": Reference(),

@@ -10,7 +10,8 @@ every feed at once); logging in shows them again. At erasure:
   counters; other people's reposts of the user's posts are deleted as their
   authors would delete them (``services.delete_post``: their counters, and
   their followers' inboxes), and every repost or reply pointing at the
-  user's posts forgets it;
+  user's posts forgets it, and so does every quote of them;
+- the tags and earlier versions (edits) of the user's posts;
 - reports by, against or about the user (the moderation log records what
   was done about them);
 - moderation logs keep the username as text, their keys to the user and
@@ -32,7 +33,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from posts import ids, media, services, tasks
-from posts.models import Like, ModerationLog, Post, Report
+from posts.models import Like, ModerationLog, Post, PostEdit, PostTag, Report
 
 
 def hide_for_deletion(*, user_id: int) -> int:
@@ -82,6 +83,12 @@ def erase_posts(*, user_id: int, username: str) -> None:
         theirs.update(repost_of=None)
         replies = Post.objects.filter(in_reply_to_id__in=own_ids).exclude(author_id=user_id)
         replies.update(in_reply_to=None)
+        # Quotes of the user's posts stay (their authors' words), quoting nothing now.
+        quotes = Post.objects.filter(quote_of_id__in=own_ids).exclude(author_id=user_id)
+        quotes.update(quote_of=None)
+    # Tags and earlier versions of the user's posts: rows of the user's shard.
+    PostTag.objects.filter(author_id=user_id).delete()
+    PostEdit.objects.filter(author_id=user_id).delete()
 
     about = Q(post_id__gte=low, post_id__lt=high)
     Report.objects.filter(Q(reporter_id=user_id) | Q(user_id=user_id) | about).delete()

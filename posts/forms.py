@@ -98,3 +98,30 @@ class PostForm(forms.Form):
         """The descriptions to show again in the four alt fields (files are not kept)."""
         sent = self.data.getlist("media_alt") if hasattr(self.data, "getlist") else []
         return [*sent[: post_media.MAX_IMAGES], *[""] * (post_media.MAX_IMAGES - len(sent))]
+
+    # The id of the post quoted (posts/quotes.py); the view checks the reader may see it.
+    quote_of = forms.CharField(required=False, max_length=100, widget=forms.HiddenInput)
+
+
+class QuoteForm(forms.Form):
+    """``/posts/<id>/repost/``: blank text reposts, text makes a quote post."""
+
+    text = PostTextField(
+        required=False,
+        max_length=MAX_POST_LENGTH,
+        label="Add a comment",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages=PostForm.base_fields["text"].error_messages,
+    )
+
+
+class EditForm(forms.Form):
+    """``/posts/<id>/edit/``: the fields of posts.edits.EDITABLE_FIELDS (``spoiler_text``
+    and alt texts join them where those exist)."""
+
+    text = PostTextField(
+        max_length=MAX_POST_LENGTH,
+        label="Text",
+        widget=forms.Textarea(attrs={"rows": 4}),
+        error_messages=PostForm.base_fields["text"].error_messages,
+    )

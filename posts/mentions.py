@@ -2,6 +2,10 @@
 
 import re
 
+from django.db.models.functions import Lower
+
+from accounts.models import User
+
 # Usernames are letters, digits and underscores (accounts.models); an "@" right
 # after a word character is part of something else (an e-mail address).
 MENTION = re.compile(r"(?<![A-Za-z0-9_@])@([A-Za-z0-9_]{1,30})(?![A-Za-z0-9_])")
@@ -18,3 +22,17 @@ def mentioned_usernames(text: str) -> list[str]:
             if len(names) == MAX_MENTIONS:
                 break
     return names
+
+
+def existing_mentions(text: str) -> str:
+    """``Post.mentions`` of ``text``: the mentioned usernames of active people, lower-cased,
+    space-separated (the mentions shown as links). One lookup by username, none without."""
+    names = mentioned_usernames(text)
+    if not names:
+        return ""
+    found = set(
+        User.objects.annotate(name=Lower("username"))
+        .filter(name__in=names, is_active=True)
+        .values_list("name", flat=True)
+    )
+    return " ".join(name for name in names if name in found)

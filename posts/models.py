@@ -98,6 +98,23 @@ class Post(models.Model):
         db_index=False,
         db_constraint=False,
     )
+    # A quote post (posts/quotes.py): a post with text of its own showing this
+    # one embedded. Never collapsed with reposts; the quoted post may be on
+    # another shard (no database key; erasure forgets it).
+    quote_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
+    # Set by each edit (posts/edits.py); earlier versions are PostEdit rows.
+    edited_at = models.DateTimeField(null=True, blank=True)
+    # Who the text @mentions that existed when it was saved (lower-cased,
+    # space-separated): the mentions shown as links, with no lookup a page.
+    mentions = models.TextField(blank=True, default="", db_default="")
     # Database defaults too, so bulk loads (seed_demo's COPY) may leave them out.
     reply_count = models.PositiveIntegerField(default=0, db_default=0)
     like_count = models.PositiveIntegerField(default=0, db_default=0)
@@ -259,3 +276,7 @@ class ModerationLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} by {self.moderator_id}"
+
+
+# Tags, trending tags and edit history live in a module of their own.
+from posts.content_models import PostEdit, PostTag, TrendingTag  # noqa: E402, F401

@@ -6,6 +6,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
+from posts import quotes
 from posts.media import media_by_post
 from posts.models import Like, Post
 from posts.visibility import visible_to
@@ -80,9 +81,15 @@ def reposted_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]
 
 def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> dict[str, Any]:
     """The template context of what the viewer did to these posts (two queries a page),
-    and the posts' images (``post_media``, one query)."""
+    and the posts' images (``post_media``, one query).
+
+    Also loads what the posts quote, as the viewer may see it (posts.quotes:
+    one query more when the page holds a quote).
+    """
     posts = list(posts)
     post_ids = [post.pk for post in posts]
+    viewer_id = user.pk if user is not None and user.is_authenticated else None
+    quotes.attach(posts, viewer_id=viewer_id)
     return {
         "liked_ids": liked_post_ids(user, post_ids),
         "reposted_ids": reposted_post_ids(user, post_ids),

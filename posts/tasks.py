@@ -1,4 +1,5 @@
-"""posts' Celery tasks: deleting the files of deleted posts' images.
+"""posts' Celery tasks: deleting the files of deleted posts' images, and the
+trending tags (Celery beat, feed_project/settings.py).
 
 A deleted post's media rows are marked discarded in the delete's transaction
 (``posts.media.discard``); on commit ``delete_discarded_media`` deletes the
@@ -14,7 +15,7 @@ from django.db import DatabaseError, transaction
 from kombu.exceptions import OperationalError
 
 from feed_project.celery import FailFastTask
-from posts import media
+from posts import media, tags
 
 logger = logging.getLogger(__name__)
 
@@ -52,3 +53,9 @@ def _queue(author_id: int) -> None:
 def delete_files_on_commit(*, author_id: int) -> None:
     """Queue the deletion of an author's discarded media once the transaction commits."""
     transaction.on_commit(lambda: _queue(author_id))
+
+
+@shared_task(name="posts.compute_trending", acks_late=True, ignore_result=True)
+def compute_trending() -> int:
+    """Rewrite the trending tags; idempotent (each run replaces the table). How many."""
+    return len(tags.compute_trending())

@@ -3,7 +3,7 @@ profile, a person's posts) and ``/@<username>/report/``."""
 
 from django.urls import include, path
 
-from posts import media_views, profile_views, views
+from posts import content_views, media_views, profile_views, views
 
 app_name = "posts"
 
@@ -24,6 +24,10 @@ urlpatterns = [
         {"thumbnail": True},
         name="media_thumbnail",
     ),
+    path("posts/<str:post_id>/edit/", content_views.edit, name="edit"),
+    path("posts/<str:post_id>/history/", content_views.history, name="history"),
+    path("tags/", content_views.trending_page, name="trending"),
+    path("tags/<str:tag>/", content_views.tag_page, name="tag"),
     path("@<username:username>/", profile_views.profile, name="profile"),
     # posts:report and posts:report_user.
     path("", include("posts.moderation.urls")),

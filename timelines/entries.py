@@ -6,11 +6,14 @@ once, before any inbox is cleaned), with each original shown once, at its
 newest entry, and who of the people the reader follows reposted it (seed 004).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
 from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
+from django.db.models.expressions import Col
 
 from accounts.models import User
 from feed_project import sharding
@@ -61,8 +64,31 @@ _AUTHOR_AT = _POST_FIELDS.index("author_id")
 _AUTHOR_FIELDS = ["id", "username", "display_name"]
 
 
+@cache
+def _converters(vendor: str) -> list[tuple[int, Col, Callable]]:
+    """(column index, column, converter) of the backend's converters of a post row."""
+    table = Post._meta.db_table
+    return [
+        (at, field.get_col(table), converter)
+        for at, field in enumerate(Post._meta.concrete_fields)
+        for converter in connection.ops.get_db_converters(field.get_col(table))
+    ]
+
+
+def _converted(values: tuple) -> tuple:
+    """The row as the ORM would give it: the backend's converters applied (SQLite
+    hands back datetimes naive, such as ``edited_at``); none on PostgreSQL."""
+    converters = _converters(connection.vendor)
+    if not converters:
+        return values
+    row = list(values)
+    for at, column, converter in converters:
+        row[at] = converter(row[at], column, connection)
+    return tuple(row)
+
+
 def _post_of(values: tuple, author_id: int, author: tuple) -> Post:
-    post = Post.from_db(connection.alias, _POST_FIELDS, values)
+    post = Post.from_db(connection.alias, _POST_FIELDS, _converted(values))
     post.author = User.from_db(connection.alias, _AUTHOR_FIELDS, (author_id, *author))
     return post
 

@@ -24,6 +24,7 @@ from accounts.models import User
 from accounts.tasks import erase_due_accounts
 from feed_project.pagination import Cursor
 from posts import ids
+from posts.edits import edit_post
 from posts.models import Like, ModerationLog, Post, Report
 from posts.moderation.services import hide_post
 from posts.services import create_post, like, repost
@@ -307,6 +308,10 @@ def test_erasing_an_account_with_a_thousand_followers(settings, django_capture_o
             create_post(author=fan, text="a reply", in_reply_to=newest[-2])
         create_post(author=victim, text="my reply", in_reply_to=star_posts[0])
         repost(user=victim, post=star_posts[1])
+        # Issue 12: tags, a quote each way, an edit (its history row and notifications).
+        create_post(author=fans[104], text="quoting #victim", quote_of=newest[-3])
+        create_post(author=victim, text="quoting #star", quote_of=star_posts[3])
+        edit_post(post=newest[-1], changes={"text": "edited #tagged @star"})
         block(user=victim, target=fans[999])
         block(user=fans[998], target=victim)
         mute(user=victim, target=fans[997])
@@ -316,7 +321,7 @@ def test_erasing_an_account_with_a_thousand_followers(settings, django_capture_o
     Report.objects.create(reporter=victim, user=star, post=star_posts[2], created_at=timezone.now())
     victim.refresh_from_db()
     assert victim.followers_count == FOLLOWERS - 2  # the blocks ended two follows
-    assert victim.posts_count == POSTS + 2  # a reply and a repost
+    assert victim.posts_count == POSTS + 3  # a reply, a repost and a quote
     assert (
         InboxEntry.objects.filter(author_id=victim.pk).exclude(reader_id=victim.pk).count() > 1000
     )

@@ -77,6 +77,7 @@ FORMS = {
     "settings/security/password/",
     "settings/invites/",
     "settings/delete/",
+    "posts/<>/edit/",
 }
 # POST only with CSRF, but harmless for a visitor (Django's LogoutView).
 LOGOUT = {"accounts/logout/"}
@@ -97,6 +98,9 @@ READ_ONLY = {
     "accounts/password/reset/sent/",
     "accounts/password/reset/done/",
     "settings/security/",
+    "posts/<>/history/",
+    "tags/",
+    "tags/<>/",
 }
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
 
@@ -157,7 +161,8 @@ def world(db):
 
 
 def _url(route: str, world: dict) -> str:
-    post = world["alice_post"] if route.endswith("delete/") else world["bob_post"]
+    # Alice deletes and edits her own post; she acts on Bob's.
+    post = world["alice_post"] if route.endswith(("delete/", "edit/")) else world["bob_post"]
     if route.startswith("posts/"):  # the post, then the image's position (media routes)
         return "/" + route.replace("<>", post.pk, 1).replace("<>", "0")
     return "/" + route.replace("<>", "bob")
