@@ -20,6 +20,9 @@ class RelatedAfterThePage(admin.ModelAdmin):
         related = self.related_after_page
 
         class Routed(ChangeList):
+            def apply_select_related(self, qs: Any) -> Any:
+                return qs  # not even for the related columns of list_display
+
             def get_results(self, request: HttpRequest) -> None:
                 super().get_results(request)
                 prefetch_related_objects(self.result_list, *related)

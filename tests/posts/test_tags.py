@@ -8,6 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from feed_project import sharding
 from posts import tags
 from posts.content_models import PostTag, TrendingTag
 from posts.edits import edit_post
@@ -133,7 +134,10 @@ def test_the_tag_page_is_a_range_scan_of_the_index_led_by_the_tag(alice):
         sql, params = rows.query.sql_with_params()
         db.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in db.fetchall())
-    assert "post_tag_page_idx" in plan and "Sort" not in plan, plan
+    assert "post_tag_page_idx" in plan, plan
+    if not sharding.on_citus(connection):
+        # On Citus the coordinator merges each shard's 21 rows (each an index scan).
+        assert "Sort" not in plan, plan
 
 
 def test_trending_counts_distinct_authors_of_the_last_day(alice, carol):
