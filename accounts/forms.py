@@ -5,7 +5,7 @@ from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from accounts import registration, twofactor
+from accounts import claims, registration, twofactor
 from accounts.addresses import normalize
 from accounts.models import Invite, User, username_validator
 
@@ -70,8 +70,8 @@ class SignupForm(forms.Form):
 
     def clean_username(self) -> str:
         username: str = self.cleaned_data["username"]
-        # The database constraint is on lower(username): "Alice" and "alice" are one name.
-        if User.objects.filter(username__iexact=username).exists():
+        # "Alice" and "alice" are one name (accounts.claims holds it on every database).
+        if claims.username_taken(username):
             raise ValidationError("That username is taken.", code="taken")
         return username
 

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Q
 
+from accounts import claims
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
 from relations import visibility
@@ -140,7 +141,7 @@ def profile_person(*, username: str, viewer: User | AnonymousUser) -> User | Non
     ``blocks_viewer`` and ``viewer_mutes``; each is a primary-key probe.
     """
     # An account being deleted (or erased) is gone for everyone (accounts.deletion).
-    people = User.objects.filter(username__iexact=username, deletion_due_at__isnull=True)
+    people = claims.users_named(username).filter(deletion_due_at__isnull=True)
     if viewer.is_authenticated:
         people = people.annotate(**visibility.where_viewer_stands(viewer.pk))
     return people.first()

@@ -38,17 +38,6 @@ ALLOWED = [
     ),
     # --- every shard, to do ---------------------------------------------------------
     Allowed(
-        r'UPPER\("accounts_user"\."username"::text\) = UPPER\(',
-        "a person by username (log-in, profile, @mentions, sign-up's check): a username "
-        "-> id table distributed by name would route it",
-        pending=True,
-    ),
-    Allowed(
-        r'LOWER\("accounts_user"\."username"\)',
-        "@mentions by username, as above",
-        pending=True,
-    ),
-    Allowed(
         r"WITH RECURSIVE chain",
         "a thread's ancestors: a recursive walk across authors' shards",
         pending=True,

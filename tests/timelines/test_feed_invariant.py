@@ -40,6 +40,8 @@ from timelines.reference import pull_reference_keys
 
 TABLES = [
     "accounts_user",
+    "accounts_usernameclaim",
+    "accounts_emailclaim",
     "posts_post",
     "relations_follower",
     "relations_followee",
