@@ -165,7 +165,7 @@ def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str 
                     for reader_id in reader_ids[start : start + READERS_PER_CALL]
                     for key in _keys(reader_id, gen)
                 ]
-                fn(keys=keys, args=list(args), client=pipe)
+                fn(keys=keys, args=["", *args], client=pipe)  # "": the script reads INFO
         else:
             fn = scripts[script]
             for reader_id in reader_ids:
@@ -183,9 +183,11 @@ def _run_on_cluster(
 
     redis-py's cluster pipeline refuses EVALSHA, and EVAL would send the script's
     text with every reader, so the calls are grouped by the master that holds each
-    reader's slot and sent through that master's own connection: a round trip
-    per master. A slot that moved meanwhile answers MOVED: the caller counts it
-    a failed write (the caches are invalidated), and the slot map is reloaded.
+    reader's slot and sent through that master's own connection. The ``*_many``
+    scripts (one reader's keys each here) take the master's incarnation, read
+    once first (cache_lua.PUSH_MANY): two round trips per master. A slot that
+    moved meanwhile answers MOVED: the caller counts it a failed write (the
+    caches are invalidated), and the slot map is reloaded.
     """
     by_node: dict[str, tuple[Redis, list[list[str]]]] = {}
     for keys in keys_per_reader:
@@ -193,10 +195,16 @@ def _run_on_cluster(
         by_node.setdefault(node.name, (redis.get_redis_connection(node), []))[1].append(keys)
     try:
         for node_client, node_keys in by_node.values():
+            scripts = _scripts(node_client)
+            if f"{script}_many" in scripts:
+                fn = scripts[f"{script}_many"]
+                stamp = scripts["sentinel"](keys=node_keys[0][:1]).decode()
+                node_args = [stamp, *args]
+            else:
+                fn, node_args = scripts[script], list(args)
             pipe = node_client.pipeline(transaction=False)
-            fn = _scripts(node_client)[script]
             for keys in node_keys:
-                fn(keys=keys, args=list(args), client=pipe)
+                fn(keys=keys, args=node_args, client=pipe)
             pipe.execute()
     except (MovedError, AskError):
         redis.nodes_manager.initialize()

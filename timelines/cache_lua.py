@@ -47,17 +47,22 @@ return 0
 # (inbox, marker) pairs, one pair per reader, and the server loops over them.
 # The incarnation is read once per call: it cannot change while a script runs,
 # so every cache is checked against the same server as one call per reader
-# would check it. KEYS: inbox, marker, inbox, marker... ARGV: cap, members...
+# would check it. On a Redis Cluster, where a call holds one reader's keys, the
+# caller reads it once per master and passes it (ARGV[1], "" to read it here):
+# the three INFO calls are most of a one-reader call's cost. A stamp read a
+# moment before is safe for writes: a push into a cache restored meanwhile
+# leaves its old sentinel, which the next read finds and deletes.
+# KEYS: inbox, marker, inbox, marker... ARGV: incarnation or "", cap, members...
 PUSH_MANY = """
-local now = incarnation()
-local cap = tonumber(ARGV[1])
+local now = ARGV[1] ~= '' and ARGV[1] or incarnation()
+local cap = tonumber(ARGV[2])
 for k = 1, #KEYS, 2 do
   local key = KEYS[k]
   redis.call('DEL', KEYS[k + 1])
   local first = redis.call('ZRANGE', key, 0, 0)
   if #first > 0 then
     if first[1] == now then
-      for i = 2, #ARGV do redis.call('ZADD', key, 0, ARGV[i]) end
+      for i = 3, #ARGV do redis.call('ZADD', key, 0, ARGV[i]) end
       if redis.call('ZCARD', key) > cap + 1 then
         redis.call('ZREMRANGEBYRANK', key, 1, -(cap + 1))
       end
@@ -68,9 +73,9 @@ for k = 1, #KEYS, 2 do
 end
 return 0
 """
-# KEYS: inbox, marker, inbox, marker... ARGV: members...
+# KEYS: inbox, marker, inbox, marker... ARGV: incarnation or "", members...
 REMOVE_MANY = """
-local now = incarnation()
+local now = ARGV[1] ~= '' and ARGV[1] or incarnation()
 for k = 1, #KEYS, 2 do
   local key = KEYS[k]
   redis.call('DEL', KEYS[k + 1])
@@ -78,8 +83,8 @@ for k = 1, #KEYS, 2 do
   if #first > 0 then
     if first[1] ~= now then
       redis.call('DEL', key)
-    elseif #ARGV > 0 then
-      redis.call('ZREM', key, unpack(ARGV))
+    elseif #ARGV > 1 then
+      redis.call('ZREM', key, unpack(ARGV, 2))
     end
   end
 end
