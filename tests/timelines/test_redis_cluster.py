@@ -193,3 +193,13 @@ def test_a_frozen_master_costs_a_page_one_timeout_and_the_feed_comes_from_postgr
 
     assert response.status_code == 200 and post_ids(response) == [post_id]
     assert elapsed < settings.SERVICE_TIMEOUT_SECONDS * 2
+
+
+@pytest.mark.cache_outage
+def test_healthz_checks_every_master_of_the_cluster(on_cluster, client):
+    assert client.get("/healthz").json()["redis"] == "ok"
+
+    with on_cluster.masters[2].frozen_for_a_while():
+        response = client.get("/healthz")
+
+    assert response.status_code == 503 and response.json()["redis"] == "failed"
