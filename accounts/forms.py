@@ -12,6 +12,14 @@ from accounts.models import Invite, User, username_validator
 INVITE_INVALID = "This invite link has expired, been used up, or is not a real invite."
 
 
+def _normalized_email(address: str) -> str:
+    """The address as stored: its domain lower-cased, which may lengthen it ("İ")."""
+    address = normalize(address)
+    if len(address) > 254:
+        raise ValidationError("That address is too long.", code="max_length")
+    return address
+
+
 def _email_field(label: str = "E-mail") -> forms.EmailField:
     return forms.EmailField(
         label=label,
@@ -66,7 +74,7 @@ class SignupForm(forms.Form):
         self.invite: Invite | None = None
 
     def clean_email(self) -> str:
-        return normalize(self.cleaned_data["email"])
+        return _normalized_email(self.cleaned_data["email"])
 
     def clean_username(self) -> str:
         username: str = self.cleaned_data["username"]
@@ -137,7 +145,7 @@ class EmailChangeForm(forms.Form):
         self.user = user
 
     def clean_email(self) -> str:
-        return normalize(self.cleaned_data["email"])
+        return _normalized_email(self.cleaned_data["email"])
 
     def clean_password(self) -> str:
         password: str = self.cleaned_data["password"]

@@ -120,7 +120,8 @@ class EmailClaim(models.Model):
     ``UsernameClaim``, distributed by the address. Released when the account
     moves to another address or is erased."""
 
-    address = models.CharField(max_length=254, primary_key=True)
+    # Twice an address's 254: lower-casing may lengthen it ("İ" becomes two code points).
+    address = models.CharField(max_length=508, primary_key=True)
     user = models.ForeignKey(
         "User", on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
     )

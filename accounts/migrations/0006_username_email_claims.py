@@ -41,7 +41,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='EmailClaim',
             fields=[
-                ('address', models.CharField(max_length=254, primary_key=True, serialize=False)),
+                ('address', models.CharField(max_length=508, primary_key=True, serialize=False)),
                 ('user', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
         ),

@@ -34,6 +34,20 @@ def test_sign_up_claims_the_username_and_the_address_lower_cased(client):
     assert EmailClaim.objects.get(address="dora@example.com").user_id == dora.pk
 
 
+def test_an_address_that_lower_casing_lengthens_is_claimed(client):
+    """Django takes "İ" in an address; lower-cased it is two code points."""
+    address = "İ" * 200 + "@example.com"  # 212 characters, 412 lower-cased
+    assert signup(client, username="dora", email=address).status_code == 302
+    assert claims.users_with_email(address.upper()).get().username == "dora"
+
+
+def test_an_address_too_long_once_its_domain_is_lower_cased_is_refused(client):
+    address = "d@" + ".".join(["İ" * 60] * 4) + ".com"  # 249 characters, 489 stored
+    response = signup(client, username="dora", email=address)
+    assert response.status_code == 400
+    assert "That address is too long." in response.context["form"].errors["email"]
+
+
 @pytest.mark.embedded
 def test_a_claimed_name_is_taken_in_every_case_on_the_sign_up_form(client, alice):
     response = signup(client, username="ALICE", email="other@example.com")
