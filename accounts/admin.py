@@ -76,7 +76,9 @@ class SignupApplicationAdmin(ReadOnlyAdmin):
 
     list_display = ("user", "reason", "created_at", "approved", "decided_by", "decided_at")
     list_filter = ("approved",)
-    list_select_related = ("user", "decided_by")
+    # The applicant's row is on the application's shard; the moderator's is not
+    # (a join Citus refuses): decided_by loads per decided row.
+    list_select_related = ("user",)
     search_fields = ("user__username",)
     ordering = ("-created_at",)
     actions = ("approve", "reject")

@@ -82,7 +82,7 @@ class WorldReport:
 
 
 def demo_user_exists() -> bool:
-    return User.objects.filter(username__iexact=DEMO_USERNAME).exists()
+    return claims.username_taken(DEMO_USERNAME)
 
 
 def build_world(
@@ -244,16 +244,19 @@ def _insert_users(
         User.objects.bulk_create(batch, batch_size=BULK_BATCH)
         bar.update(len(batch))
     bar.close()
-    if any(account.pk is None for account in accounts):  # a backend without RETURNING
-        by_name = dict(
-            User.objects.filter(username__in=[a.username for a in accounts]).values_list(
-                "username", "pk"
-            )
+    # By name, not from RETURNING: a backend may lack it, and Citus returns a
+    # multi-row INSERT's rows shard by shard, not in the order they were given.
+    by_name = dict(
+        User.objects.filter(username__in=[a.username for a in accounts]).values_list(
+            "username", "pk"
         )
-        for account in accounts:
-            account.pk = by_name[account.username]
-    claims.claim_bulk((account.pk, account.username, account.email) for account in accounts)
-    return [account.pk for account in accounts]
+    )
+    user_ids = [by_name[account.username] for account in accounts]
+    claims.claim_bulk(
+        (pk, account.username, account.email)
+        for pk, account in zip(user_ids, accounts, strict=True)
+    )
+    return user_ids
 
 
 def _insert_follows(

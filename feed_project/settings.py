@@ -288,6 +288,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": FEED_SWEEP_EVERY_SECONDS,
     },
 }
+# Files of deleted posts whose deletion task was lost (posts.tasks).
+CELERY_BEAT_SCHEDULE["sweep-discarded-media"] = {
+    "task": "posts.sweep_discarded_media",
+    "schedule": 600.0,
+}
 
 # --- Timelines: the knobs of delivery (docs/ARCHITECTURE.md) ------------------
 FEED_PAGE_SIZE: int = _read("FEED_PAGE_SIZE", "int", 20)
@@ -298,6 +303,9 @@ FEED_INACTIVE_DAYS: int = _read("FEED_INACTIVE_DAYS", "int", 7)
 FEED_BIG_ACCOUNT_FOLLOWERS: int = _read("FEED_BIG_ACCOUNT_FOLLOWERS", "int", 10_000)
 FEED_REBUILD_PER_AUTHOR: int = _read("FEED_REBUILD_PER_AUTHOR", "int", 50)
 FEED_CACHE_TTL_DAYS: int = _read("FEED_CACHE_TTL_DAYS", "int", 3)
+# The home feed's entries as reads routed by shard key (timelines.entries):
+# None finds out (on for a Citus coordinator), True/False force it (tests).
+FEED_ROUTED_READS: bool | None = None
 FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)
 # Trimming an inbox reads its newest FEED_INBOX_CAP keys, so fan-out queues a
 # trim of a chunk's inboxes (its own task) at most once per this many seconds
@@ -340,10 +348,31 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Post images (posts.media) go to the "default" storage: files under MEDIA_ROOT
+# unless MEDIA_STORAGE_BACKEND names another backend (any django-storages one,
+# e.g. storages.backends.s3.S3Storage) with MEDIA_STORAGE_OPTIONS, a JSON object
+# of its options. Pages never link to the storage: every image goes through
+# posts.media_views, which checks the reader may see the post (README).
+MEDIA_ROOT = Path(_read("MEDIA_ROOT", "str", str(BASE_DIR / "media")))
+MEDIA_URL = "/media-files/"  # never routed: FileSystemStorage wants one
+MEDIA_STORAGE_BACKEND: str = _read(
+    "MEDIA_STORAGE_BACKEND", "str", "django.core.files.storage.FileSystemStorage"
+)
+MEDIA_STORAGE_OPTIONS: dict[str, Any] = _read("MEDIA_STORAGE_OPTIONS", "json", {})
+if not isinstance(MEDIA_STORAGE_OPTIONS, dict):
+    raise ImproperlyConfigured(
+        "Environment variable MEDIA_STORAGE_OPTIONS must be a JSON object such as "
+        '{"bucket_name": "feed-media"}'
+    )
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": MEDIA_STORAGE_BACKEND, "OPTIONS": MEDIA_STORAGE_OPTIONS},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Uploads above this are spooled to a temporary file, not held in memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# A post takes 4 images: a request with more files than this is refused (400)
+# before any is read.
+DATA_UPLOAD_MAX_NUMBER_FILES = 10
 WHITENOISE_USE_FINDERS = True
 
 LOGGING = {
@@ -505,6 +534,13 @@ if ACCOUNT_DELETION_GRACE_DAYS < 0:
 CELERY_BEAT_SCHEDULE["erase-due-accounts"] = {
     "task": "accounts.erase_due_accounts",
     "schedule": 3600.0,
+}
+# Trending tags (posts/tags.py): the last 24 hours' tags by distinct authors,
+# computed into a ten-row table; pages only read it. Every 5 minutes: one
+# GROUP BY over a day of tag rows (every shard), cheap, and fresh enough.
+CELERY_BEAT_SCHEDULE["compute-trending-tags"] = {
+    "task": "posts.compute_trending",
+    "schedule": 300.0,
 }
 # Staff without a second factor are kept out of the admin when that is required.
 # After the messages middleware: it tells them why.

@@ -62,6 +62,12 @@ TABLES: dict[str, Distributed | Reference] = {
     # A post id starts with its author (posts.ids): (author_id, id) is unique iff id is.
     "posts_post": Distributed("author_id", primary_key=("author_id", "id")),
     "posts_like": Distributed("user_id"),
+    # A post's images, by the post's author: read with the post, on its shard.
+    "posts_postmedia": Distributed("author_id", primary_key=("author_id", "id")),
+    # A post's hashtags and earlier versions, beside the post (docs/SCALING.md: the
+    # tag index by author, not by tag: a tag page fans out to every shard).
+    "posts_posttag": Distributed("author_id"),
+    "posts_postedit": Distributed("author_id"),
     "timelines_inboxentry": Distributed("reader_id"),
     "timelines_inboxstate": Distributed("reader_id"),
     "timelines_notification": Distributed("recipient_id", primary_key=("recipient_id", "id")),
@@ -91,6 +97,8 @@ TABLES: dict[str, Distributed | Reference] = {
     "timelines_pullauthor": Reference(),
     # One row, bumped when a Redis write fails.
     "timelines_cachegeneration": Reference(),
+    # The trending tags: twenty rows rewritten every few minutes by a task.
+    "posts_trendingtag": Reference(),
     # Moderation: a queue across every user, written by reports and moderators.
     "posts_report": Reference(),
     "posts_moderationlog": Reference(),
@@ -138,6 +146,24 @@ def refused_foreign_key(
 
 
 # --- the migration's work --------------------------------------------------------
+
+
+_ON_CITUS: dict[tuple, bool] = {}
+
+
+def on_citus(connection) -> bool:
+    """Whether this connection's database is a Citus coordinator (asked once per database).
+
+    Reads that would join one user's shard to another's take their routed
+    form there (``timelines.entries``).
+    """
+    if connection.vendor != "postgresql":
+        return False
+    where = tuple(connection.settings_dict.get(name) for name in ("HOST", "PORT", "NAME"))
+    if where not in _ON_CITUS:
+        with connection.cursor() as cursor:
+            _ON_CITUS[where] = _has_citus(cursor)
+    return _ON_CITUS[where]
 
 
 def _has_citus(cursor) -> bool:

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
+from posts.media_admin import PostMediaInline
 from posts.models import Post
 from posts.moderation.admin import PostModerationActions
 from posts.services import delete_post
@@ -75,9 +76,10 @@ class PostAdmin(PostModerationActions, admin.ModelAdmin):
     )
     fields = (
         *("id", "timeline_key", "author", "created_at", "deleted_at"),
-        *("hidden_at", "hidden_reason", "text"),
+        *("hidden_at", "hidden_reason", "spoiler_text", "text"),
     )
     actions = ("delete_posts", "hide_posts", "restore_posts")
+    inlines = (PostMediaInline,)  # the post's images, hidden posts' too
 
     @admin.display(description="text")
     def short_text(self, post: Post) -> str:

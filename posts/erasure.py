@@ -10,11 +10,14 @@ every feed at once); logging in shows them again. At erasure:
   counters; other people's reposts of the user's posts are deleted as their
   authors would delete them (``services.delete_post``: their counters, and
   their followers' inboxes), and every repost or reply pointing at the
-  user's posts forgets it;
+  user's posts forgets it, and so does every quote of them;
+- the tags and earlier versions (edits) of the user's posts;
 - reports by, against or about the user (the moderation log records what
   was done about them);
 - moderation logs keep the username as text, their keys to the user and
   the user's posts emptied;
+- the posts' images: rows marked discarded here, files and rows deleted by
+  ``posts.tasks`` once the erasure commits;
 - the posts themselves, one primary-key range of the author's shard.
 
 The statements that find rows of other people by the user (reposts and
@@ -29,8 +32,8 @@ from django.db import connection
 from django.db.models import F, Q
 from django.utils import timezone
 
-from posts import ids, services
-from posts.models import Like, ModerationLog, Post, Report
+from posts import ids, media, services, tasks
+from posts.models import Like, ModerationLog, Post, PostEdit, PostTag, Report
 
 
 def hide_for_deletion(*, user_id: int) -> int:
@@ -80,6 +83,12 @@ def erase_posts(*, user_id: int, username: str) -> None:
         theirs.update(repost_of=None)
         replies = Post.objects.filter(in_reply_to_id__in=own_ids).exclude(author_id=user_id)
         replies.update(in_reply_to=None)
+        # Quotes of the user's posts stay (their authors' words), quoting nothing now.
+        quotes = Post.objects.filter(quote_of_id__in=own_ids).exclude(author_id=user_id)
+        quotes.update(quote_of=None)
+    # Tags and earlier versions of the user's posts: rows of the user's shard.
+    PostTag.objects.filter(author_id=user_id).delete()
+    PostEdit.objects.filter(author_id=user_id).delete()
 
     about = Q(post_id__gte=low, post_id__lt=high)
     Report.objects.filter(Q(reporter_id=user_id) | Q(user_id=user_id) | about).delete()
@@ -88,6 +97,9 @@ def erase_posts(*, user_id: int, username: str) -> None:
         moderator=None, moderator_username=username
     )
     ModerationLog.objects.filter(about).update(post=None)
+
+    if media.discard_all(author_id=user_id):
+        tasks.delete_files_on_commit(author_id=user_id)
 
     # Raw: Django's delete would visit every table pointing at posts, rows
     # the steps above (and timelines.erasure) handle in their own way.

@@ -2,6 +2,9 @@
 
 import re
 
+from accounts import claims
+from accounts.models import User
+
 # Usernames are letters, digits and underscores (accounts.models); an "@" right
 # after a word character is part of something else (an e-mail address).
 MENTION = re.compile(r"(?<![A-Za-z0-9_@])@([A-Za-z0-9_]{1,30})(?![A-Za-z0-9_])")
@@ -18,3 +21,16 @@ def mentioned_usernames(text: str) -> list[str]:
             if len(names) == MAX_MENTIONS:
                 break
     return names
+
+
+def existing_mentions(text: str) -> str:
+    """``Post.mentions`` of ``text``: the mentioned usernames of active people, lower-cased,
+    space-separated (the mentions shown as links). Two routed look-ups, none without."""
+    names = mentioned_usernames(text)
+    if not names:
+        return ""
+    by_name = claims.user_ids_named(names)  # routed by name (accounts.claims)
+    active = set(
+        User.objects.filter(pk__in=by_name.values(), is_active=True).values_list("pk", flat=True)
+    )
+    return " ".join(name for name in names if by_name.get(name) in active)

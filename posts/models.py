@@ -7,7 +7,11 @@ from django.db import models
 from posts import ids
 from posts.fields import KeyField
 
+# A post's images: a model in a module of its own, registered with the app from here.
+from posts.media_models import MAX_ALT_TEXT_LENGTH, PostMedia  # noqa: F401
+
 MAX_POST_LENGTH = 500
+MAX_SPOILER_LENGTH = 200
 
 
 class PostQuerySet(models.QuerySet["Post"]):
@@ -34,6 +38,9 @@ class PostQuerySet(models.QuerySet["Post"]):
         post_ids = [post_id for post_id in post_ids if ids.is_timeline_key(post_id)]
         authors = {ids.author_of_post_id(post_id) for post_id in post_ids}
         return self.filter(author_id__in=authors, pk__in=post_ids)
+
+
+MAX_ANCESTORS = 20
 
 
 class Post(models.Model):
@@ -64,6 +71,10 @@ class Post(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="posts", db_index=False
     )
     text = models.TextField(max_length=MAX_POST_LENGTH, blank=True)
+    # A content warning: when set, pages show the text and images behind it.
+    spoiler_text = models.CharField(
+        max_length=MAX_SPOILER_LENGTH, blank=True, default="", db_default=""
+    )
     in_reply_to = models.ForeignKey(
         "self",
         null=True,
@@ -73,6 +84,11 @@ class Post(models.Model):
         db_index=False,
         db_constraint=False,
     )
+    # The posts this reply answers, up the thread, nearest last, at most
+    # MAX_ANCESTORS, space-separated: a thread's ancestors in one query routed
+    # by their ids (a recursive walk across authors' shards is a statement
+    # Citus cannot run). Written once, with the reply.
+    ancestry = models.TextField(blank=True, default="", db_default="", editable=False)
     repost_of = models.ForeignKey(
         "self",
         null=True,
@@ -82,6 +98,23 @@ class Post(models.Model):
         db_index=False,
         db_constraint=False,
     )
+    # A quote post (posts/quotes.py): a post with text of its own showing this
+    # one embedded. Never collapsed with reposts; the quoted post may be on
+    # another shard (no database key; erasure forgets it).
+    quote_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
+    # Set by each edit (posts/edits.py); earlier versions are PostEdit rows.
+    edited_at = models.DateTimeField(null=True, blank=True)
+    # Who the text @mentions that existed when it was saved (lower-cased,
+    # space-separated): the mentions shown as links, with no lookup a page.
+    mentions = models.TextField(blank=True, default="", db_default="")
     # Database defaults too, so bulk loads (seed_demo's COPY) may leave them out.
     reply_count = models.PositiveIntegerField(default=0, db_default=0)
     like_count = models.PositiveIntegerField(default=0, db_default=0)
@@ -119,6 +152,15 @@ class Post(models.Model):
 
     def __str__(self) -> str:
         return self.id
+
+    @property
+    def ancestor_ids(self) -> list[str]:
+        """What ``ancestry`` holds: the ids up the thread, nearest last."""
+        return self.ancestry.split()
+
+    def ancestry_of_reply(self) -> str:
+        """The ``ancestry`` of a reply to this post."""
+        return " ".join([*self.ancestor_ids, self.pk][-MAX_ANCESTORS:])
 
     @property
     def created_at(self) -> datetime:
@@ -234,3 +276,7 @@ class ModerationLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} by {self.moderator_id}"
+
+
+# Tags, trending tags and edit history live in a module of their own.
+from posts.content_models import PostEdit, PostTag, TrendingTag  # noqa: E402, F401

@@ -20,12 +20,13 @@ from django.conf import settings
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 from django.utils.dates import MONTHS_3
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from accounts.models import User
-from posts.mentions import MENTION
-from posts.models import Post
+from posts import links, quotes
+from posts.models import Post, PostMedia
+from posts.tags import tag_path
 
 _ID = "Zq0POSTID0qZ"  # matches the routes' converters (str and username), found nowhere else
 _ACTIONS = ("like", "unlike", "repost", "unrepost", "delete", "report")
@@ -42,6 +43,8 @@ class Urls:
         self._profile = split("posts:profile")
         self._detail = split("posts:detail")
         self._actions = {action: split(f"posts:{action}") for action in _ACTIONS}
+        self._pages = {page: split(f"posts:{page}") for page in ("edit", "history")}
+        self._tag = split("posts:tag")
 
     def profile(self, username: str) -> str:
         # Usernames are letters, digits and "_": nothing to quote (accounts.converters).
@@ -50,9 +53,22 @@ class Urls:
     def detail(self, post_id: str) -> str:
         return self._detail[0] + post_id + self._detail[1]
 
+    def page(self, post_id: str, page: str) -> str:
+        """``/posts/<id>/edit/`` or ``/posts/<id>/history/``."""
+        before, after = self._pages[page]
+        return before + post_id + after
+
+    def tag(self, tag: str) -> str:
+        """``/tags/<tag>/`` of a normalized tag (URL-encoded)."""
+        return self._tag[0] + tag_path(tag) + self._tag[1]
+
     def action(self, post_id: str, action: str) -> str:
         before, after = self._actions[action]
         return before + post_id + after
+
+    def media(self, post_id: str, position: int, *, thumbnail: bool = False) -> str:
+        """An image of the post (posts.media_views); the routes sit below the detail page."""
+        return f"{self.detail(post_id)}media/{position}/{'thumbnail/' if thumbnail else ''}"
 
 
 @cache
@@ -94,21 +110,17 @@ def viewer(
     return Viewer(user_id, liked_ids, reposted_ids, csrf_input, next_path)
 
 
-def linkify(text: str, url: Urls) -> SafeString:
-    """The text escaped, then its @mentions made profile links."""
-    # Escaped first, whatever it is: the pattern then only ever sees escaped
-    # text, and "@" followed by letters, digits and "_" has nothing to escape.
-    return mark_safe(
-        MENTION.sub(
-            lambda m: f'<a class="mention" href="{url.profile(m.group(1))}">@{m.group(1)}</a>',
-            escape(text),
-        )
-    )
+def linkify(text: str, url: Urls, mentioned: Collection[str] | None = None) -> SafeString:
+    """The text escaped, its URLs, @mentions and #tags made links (posts.links).
+
+    ``mentioned``: the usernames (lower-cased) whose mentions are links; None, all.
+    """
+    return links.text_html(text, mentioned=mentioned, profile=url.profile, tag=url.tag)
 
 
-def text_html(text: str, url: Urls) -> SafeString:
+def text_html(text: str, url: Urls, mentioned: Collection[str] | None = None) -> SafeString:
     """``text|linkify|linebreaksbr``: linkified, each line end a <br>."""
-    linked = linkify(text, url)
+    linked = linkify(text, url, mentioned)
     return mark_safe(linked.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>"))
 
 
@@ -134,17 +146,36 @@ def _template() -> jinja2.Template:
     return _environment().get_template("posts/_post.jinja")
 
 
-def render_post(post: Post, *, viewer: Viewer, reposted_by: Sequence[User] = ()) -> SafeString:
-    """One ``<article data-post-id>``: the post, who reposted it, the viewer's actions."""
+def render_post(
+    post: Post,
+    *,
+    viewer: Viewer,
+    reposted_by: Sequence[User] = (),
+    media: Sequence[PostMedia] = (),
+    full_media: bool = False,
+) -> SafeString:
+    """One ``<article data-post-id>``: the post, who reposted it, the viewer's actions.
+
+    ``media``: its images (``posts.media.media_by_post``), as thumbnails, or
+    at their own size with ``full_media`` (the detail page's post).
+    """
     url = urls()
     created = timezone.localtime(post.created_at)
+    edited = timezone.localtime(post.edited_at) if post.edited_at else None
+    quoted = quotes.quoted_of(post, viewer_id=viewer.user_id) if post.quote_of_id else None
     html = _template().render(
         post=post,
         reposted_by=reposted_by,
-        text=text_html(post.text, url),
+        text=text_html(post.text, url, post.mentions.split()),
         created=created,
         created_text=display_time(created),
+        edited=edited,
+        edited_text=display_time(edited) if edited else "",
+        quoted=quoted,
+        quoted_text=text_html(quoted.text, url, quoted.mentions.split()) if quoted else "",
         viewer=viewer,
         url=url,
+        media=media,
+        full_media=full_media,
     )
     return mark_safe(html)

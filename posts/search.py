@@ -12,7 +12,7 @@ On SQLite (the embedded default) both are plain ``icontains`` scans.
 
 Posts come newest first, by timeline key, with ``?before=`` / ``?after=``
 cursors. Deleted, hidden and blocked content never shows; reposts (no text of
-their own) are not results.
+their own) are not results. ``#tag`` in a query finds the posts carrying the tag.
 """
 
 import re
@@ -29,6 +29,7 @@ from django.db.models.expressions import RawSQL
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
 from posts.models import Post
+from posts.tags import HASHTAG, hashtags, tag_page, tagged_post_ids
 from posts.visibility import visible_to
 
 MAX_QUERY_LENGTH = 200
@@ -88,8 +89,19 @@ def _viewer_id(viewer: User | AnonymousUser | None) -> int | None:
 
 
 def matching_posts(query: str) -> QuerySet[Post]:
-    """Visible original posts (not reposts) whose text matches ``query``, in no order."""
+    """Visible original posts (not reposts) whose text matches ``query``, in no order.
+
+    A ``#tag`` in the query asks for posts carrying that tag (the tag index,
+    posts/tags.py); the other words are matched as text.
+    """
     posts = Post.objects.visible().filter(repost_of__isnull=True)
+    wanted_tags = hashtags(query)
+    if wanted_tags:
+        for tag in wanted_tags:
+            posts = posts.filter(pk__in=tagged_post_ids(tag))
+        query = " ".join(HASHTAG.sub(" ", query).split())
+        if not query:
+            return posts
     if connection.vendor != "postgresql":
         # Every word somewhere in the text, as the full-text query asks.
         for word in query.split():
@@ -115,6 +127,13 @@ def search_posts(
 ) -> Page[Post]:
     """One page of matching posts, newest first, with their authors: two queries."""
     limit = limit or settings.FEED_PAGE_SIZE
+    wanted_tags = hashtags(query)
+    if len(wanted_tags) == 1 and not HASHTAG.sub(" ", query).strip():
+        # A tag alone is its tag page (one range scan of the tag index): through
+        # matching_posts' id list it took 2.4 s for a tag of 100,000 posts.
+        return tag_page(
+            tag=wanted_tags[0], viewer_id=_viewer_id(viewer), cursor=cursor, limit=limit
+        )
     # Authors come in a second query by primary key: joined, the planner's guess
     # at the number of matches (often far off for words it has no statistics
     # for) made it hash-join the whole users table, 17-24 ms over 20,000 users.

@@ -1,15 +1,16 @@
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import BooleanField, ExpressionWrapper, Value
-from django.db.models.expressions import RawSQL
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
+from posts import quotes
+from posts.media import media_by_post
 from posts.models import Like, Post
-from posts.visibility import original_shown, visible_to
-from relations.visibility import blocked_either_way
+from posts.visibility import visible_to
+from relations.visibility import blocked_among
 
 
 def get_visible_post(post_id: str) -> Post | None:
@@ -23,18 +24,37 @@ def author_posts_page(
 
     Reposts come with their original and its author; those whose original is
     gone or hidden, or (for a signed-in viewer) by someone blocked either way,
-    are left out.
+    are left out (so a page may hold fewer than ``limit``).
     """
-    posts = (
-        Post.objects.visible()
-        .by_author(author.pk)
-        .filter(original_shown(viewer_id))
-        .select_related("author", "repost_of", "repost_of__author")
-    )
-    return keyset_page(posts, field="pk", cursor=cursor, limit=limit)
+    posts = Post.objects.visible().by_author(author.pk).select_related("author")
+    page = keyset_page(posts, field="pk", cursor=cursor, limit=limit)
+    page.items = with_originals_shown(page.items, viewer_id)
+    return page
 
 
-MAX_ANCESTORS = 20
+def with_originals_shown(posts: list[Post], viewer_id: int | None) -> list[Post]:
+    """``posts`` with each repost's original loaded, less the reposts whose original
+    the viewer may not see (gone, hidden, blocked either way), read after the
+    page, so that no statement joins one author's posts to another's (one query routed by the
+    originals' authors, one for blocks)."""
+    wanted = {post.repost_of_id for post in posts if post.repost_of_id}
+    if not wanted:
+        return posts
+    originals = {
+        original.pk: original
+        for original in Post.objects.with_ids(wanted).visible().select_related("author")
+    }
+    authors = {original.author_id for original in originals.values()}
+    blocked = blocked_among(viewer_id, authors) if viewer_id is not None else set()
+    shown = []
+    for post in posts:
+        if post.repost_of_id:
+            original = originals.get(post.repost_of_id)
+            if original is None or original.author_id in blocked:
+                continue
+            post.repost_of = original
+        shown.append(post)
+    return shown
 
 
 def liked_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]) -> set[str]:
@@ -59,12 +79,21 @@ def reposted_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]
     )
 
 
-def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> dict[str, set[str]]:
-    """The template context of what the viewer did to these posts: two queries a page."""
+def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> dict[str, Any]:
+    """The template context of what the viewer did to these posts (two queries a page),
+    and the posts' images (``post_media``, one query).
+
+    Also loads what the posts quote, as the viewer may see it (posts.quotes:
+    one query more when the page holds a quote).
+    """
+    posts = list(posts)
     post_ids = [post.pk for post in posts]
+    viewer_id = user.pk if user is not None and user.is_authenticated else None
+    quotes.attach(posts, viewer_id=viewer_id)
     return {
         "liked_ids": liked_post_ids(user, post_ids),
         "reposted_ids": reposted_post_ids(user, post_ids),
+        "post_media": media_by_post(posts),
     }
 
 
@@ -87,47 +116,28 @@ class Thread:
 
 
 def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
-    """The posts ``post`` replies to, oldest first, up to MAX_ANCESTORS: one query.
+    """The posts ``post`` replies to, oldest first, up to MAX_ANCESTORS: one query,
+    by the ids the reply keeps (``Post.ancestry``), each routed by its author.
 
-    A recursive CTE walks ``in_reply_to`` up from the post (PostgreSQL and
-    SQLite both have WITH RECURSIVE); the chain goes on through deleted or
-    hidden posts, which come back as None, as do posts of blocked people.
+    The chain goes on through deleted or hidden posts, which come back as None,
+    as do posts of blocked people; it ends at a post erased for good.
     """
     if post.in_reply_to_id is None:
         return []
-    table = Post._meta.db_table
-    chain = RawSQL(
-        f"""
-        WITH RECURSIVE chain(id, depth) AS (
-            SELECT in_reply_to_id, 1 FROM {table} WHERE id = %s
-            UNION ALL
-            SELECT p.in_reply_to_id, chain.depth + 1
-            FROM {table} p JOIN chain ON p.id = chain.id
-            WHERE p.in_reply_to_id IS NOT NULL AND chain.depth < %s
-        )
-        SELECT id FROM chain
-        """,
-        [post.pk, MAX_ANCESTORS],
-    )
     found = {
-        row.pk: row
-        for row in Post.objects.filter(pk__in=chain)
-        .annotate(
-            blocked=Value(False)
-            if viewer_id is None
-            else ExpressionWrapper(
-                blocked_either_way(viewer_id, "author_id"), output_field=BooleanField()
-            )
-        )
-        .select_related("author")
+        row.pk: row for row in Post.objects.with_ids(post.ancestor_ids).select_related("author")
     }
+    blocked = (
+        blocked_among(viewer_id, {row.author_id for row in found.values()}) if viewer_id else set()
+    )
     ancestors: list[Post | None] = []
-    parent_id = post.in_reply_to_id
-    while parent_id is not None and parent_id in found and len(ancestors) < MAX_ANCESTORS:
-        parent = found[parent_id]
-        hidden = parent.deleted_at or parent.hidden_at or parent.blocked or parent.repost_of_id
+    for parent_id in reversed(post.ancestor_ids):
+        parent = found.get(parent_id)
+        if parent is None:
+            break
+        shown = not (parent.deleted_at or parent.hidden_at or parent.repost_of_id)
+        hidden = not shown or parent.author_id in blocked
         ancestors.append(None if hidden else parent)
-        parent_id = parent.in_reply_to_id
     ancestors.reverse()
     return ancestors
 

@@ -1,14 +1,18 @@
+from collections.abc import Sequence
+
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from posts import ids
-from posts.models import Like, Post
+from posts import ids, tags, tasks
+from posts import media as post_media
+from posts.mentions import existing_mentions
+from posts.models import Like, Post, PostTag
 from posts.signals import post_created, post_deleted, post_liked
 
 
-def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
+def _publish(*, author: User, text: str = "", **fields: Post | str | None) -> Post:
     """Insert a post of ``author``; the caller holds the transaction.
 
     The counter UPDATE also locks the author's row, so two posts of one
@@ -22,8 +26,11 @@ def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
         timeline_key=ids.post_id_to_timeline_key(post_id),
         author=author,
         text=text,
-        **links,
+        mentions=existing_mentions(text),
+        **fields,
     )
+    if "#" in text:
+        tags.write_tags(post=post, new=True)
     post_created.send(
         sender=Post,
         post_id=post.pk,
@@ -34,12 +41,41 @@ def _publish(*, author: User, text: str = "", **links: Post | None) -> Post:
     return post
 
 
-def create_post(*, author: User, text: str, in_reply_to: Post | None = None) -> Post:
-    """Publish a post (a reply when ``in_reply_to`` is given); followers get it on commit."""
-    with transaction.atomic():
-        post = _publish(author=author, text=text, in_reply_to=in_reply_to)
-        if in_reply_to is not None:
-            Post.objects.with_id(in_reply_to.pk).update(reply_count=F("reply_count") + 1)
+def create_post(
+    *,
+    author: User,
+    text: str,
+    in_reply_to: Post | None = None,
+    quote_of: Post | None = None,
+    spoiler_text: str = "",
+    media: Sequence[post_media.Prepared] = (),
+) -> Post:
+    """Publish a post (a reply when ``in_reply_to`` is given, a quote of ``quote_of``'s
+    original when that is); followers get it on commit.
+
+    ``media``: checked images (``posts.media.prepare_all``), whose files are
+    written first and deleted again if the post's transaction fails.
+    """
+    if quote_of is not None:
+        quote_of = original_of(quote_of)
+    stored = post_media.store(author_id=author.pk, images=media)
+    try:
+        with transaction.atomic():
+            ancestry = in_reply_to.ancestry_of_reply() if in_reply_to is not None else ""
+            post = _publish(
+                author=author,
+                text=text,
+                in_reply_to=in_reply_to,
+                quote_of=quote_of,
+                ancestry=ancestry,
+                spoiler_text=spoiler_text,
+            )
+            if in_reply_to is not None:
+                Post.objects.with_id(in_reply_to.pk).update(reply_count=F("reply_count") + 1)
+            post_media.attach(post=post, stored=stored)
+    except BaseException:
+        post_media.delete_files(post_media.names_of(stored))  # never a file without its row
+        raise
     return post
 
 
@@ -82,10 +118,13 @@ def delete_post(*, post: Post) -> bool:
         if not deleted:
             return False
         User.objects.filter(pk=post.author_id).update(posts_count=F("posts_count") - 1)
+        PostTag.objects.filter(author_id=post.author_id, post_id=post.pk).delete()
         if post.repost_of_id:
             Post.objects.with_id(post.repost_of_id).update(repost_count=F("repost_count") - 1)
         if post.in_reply_to_id:
             Post.objects.with_id(post.in_reply_to_id).update(reply_count=F("reply_count") - 1)
+        if post_media.discard(post=post):
+            tasks.delete_files_on_commit(author_id=post.author_id)
         post_deleted.send(sender=Post, post_id=post.pk, author_id=post.author_id)
     return True
 

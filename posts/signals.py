@@ -7,6 +7,7 @@ cache) does it from ``transaction.on_commit``.
 post_created kwargs: post_id, author_id, in_reply_to_id, repost_of_id (a repost
 is a post of the reposter). post_deleted kwargs: post_id, author_id.
 post_liked kwargs: post_id, author_id (the post's), user_id (who liked it).
+post_edited: see below.
 """
 
 from django.dispatch import Signal
@@ -14,3 +15,6 @@ from django.dispatch import Signal
 post_created = Signal()
 post_deleted = Signal()
 post_liked = Signal()
+# post_edited kwargs: post_id, author_id, version (the PostEdit row keeping the text
+# it replaced: one "edited" notification per version).
+post_edited = Signal()

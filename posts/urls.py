@@ -3,7 +3,7 @@ profile, a person's posts) and ``/@<username>/report/``."""
 
 from django.urls import include, path
 
-from posts import profile_views, views
+from posts import content_views, media_views, profile_views, views
 
 app_name = "posts"
 
@@ -16,6 +16,18 @@ urlpatterns = [
     path("posts/<str:post_id>/unlike/", views.unlike, name="unlike"),
     path("posts/<str:post_id>/repost/", views.repost, name="repost"),
     path("posts/<str:post_id>/unrepost/", views.unrepost, name="unrepost"),
+    # A post's images, checked against who may see the post (posts/media_views.py).
+    path("posts/<str:post_id>/media/<int:position>/", media_views.media_file, name="media"),
+    path(
+        "posts/<str:post_id>/media/<int:position>/thumbnail/",
+        media_views.media_file,
+        {"thumbnail": True},
+        name="media_thumbnail",
+    ),
+    path("posts/<str:post_id>/edit/", content_views.edit, name="edit"),
+    path("posts/<str:post_id>/history/", content_views.history, name="history"),
+    path("tags/", content_views.trending_page, name="trending"),
+    path("tags/<str:tag>/", content_views.tag_page, name="tag"),
     path("@<username:username>/", profile_views.profile, name="profile"),
     # posts:report and posts:report_user.
     path("", include("posts.moderation.urls")),

@@ -11,9 +11,9 @@ from django.views.decorators.http import require_POST, require_safe
 from accounts.decorators import verified_email_required
 from feed_project.http import safe_next
 from feed_project.pagination import Cursor
-from feed_project.ratelimits import ratelimit
+from feed_project.ratelimits import ratelimit, retry_after, too_many_requests
 from posts import ids, selectors, services
-from posts.forms import PostForm
+from posts.forms import PostForm, QuoteForm
 from posts.models import Post
 from posts.moderation import services as moderation
 from posts.visibility import may_see
@@ -46,12 +46,27 @@ def _back_to(request: HttpRequest, post: Post) -> HttpResponse:
     return HttpResponseRedirect(safe_next(request) or reverse("posts:detail", args=[post.pk]))
 
 
+def _quoted_post(form: PostForm, *, viewer_id: int) -> Post | None:
+    """The post ``quote_of`` names (a repost's original), or None; a form error when
+    the viewer may not see it (gone, hidden, blocked either way) or it is no post."""
+    quote_of = form.cleaned_data["quote_of"]
+    if not quote_of:
+        return None
+    post = selectors.get_visible_post(quote_of)
+    if post is not None and post.repost_of_id:
+        post = selectors.get_visible_post(post.repost_of_id)
+    if post is None or not may_see(viewer_id, post):
+        form.add_error("quote_of", "This post cannot be quoted: it is not there, or not for you.")
+        return None
+    return post
+
+
 @require_POST
 @login_required
 @verified_email_required
 @ratelimit("post")
 def new_post(request: HttpRequest) -> HttpResponse:
-    form = PostForm(request.POST)
+    form = PostForm(request.POST, request.FILES)
     if not form.is_valid():
         # The home page is timelines' (posts never imports timelines): show the
         # compose box alone, with the error and the text kept.
@@ -61,7 +76,17 @@ def new_post(request: HttpRequest) -> HttpResponse:
         # A post you cannot see (gone, hidden, blocked either way) is one that
         # does not exist, as far as you know: 404, nothing written.
         parent = _post_for_action(request, form.cleaned_data["in_reply_to"])
-    services.create_post(author=request.user, text=form.cleaned_data["text"], in_reply_to=parent)
+    quoted = _quoted_post(form, viewer_id=request.user.pk)
+    if form.errors:  # a quote of a post you may not see: a form error, nothing written
+        return render(request, "posts/compose.html", {"form": form}, status=400)
+    services.create_post(
+        author=request.user,
+        text=form.cleaned_data["text"],
+        in_reply_to=parent,
+        quote_of=quoted,
+        spoiler_text=form.cleaned_data["spoiler_text"],
+        media=form.cleaned_data["media"],
+    )
     if parent is not None:
         return redirect("posts:detail", post_id=parent.pk)
     return redirect("timelines:home")
@@ -129,6 +154,16 @@ def unlike(request: HttpRequest, post_id: str) -> HttpResponse:
 @ratelimit("like")
 def repost(request: HttpRequest, post_id: str) -> HttpResponse:
     post = _post_for_action(request, post_id)
+    form = QuoteForm(request.POST)
+    if not form.is_valid():
+        return render(request, "posts/compose.html", {"form": form}, status=400)
+    if form.cleaned_data["text"]:  # a repost with a comment is a quote post of its own
+        wait = retry_after(request, "post")  # limited as a post, not as a repost
+        if wait is not None:
+            return too_many_requests(request, wait)
+        services.create_post(author=request.user, text=form.cleaned_data["text"], quote_of=post)
+        messages.success(request, "Quoted.")
+        return _back_to(request, post)
     services.repost(user=request.user, post=post)  # a second repost is the first one
     messages.success(request, "Reposted.")
     return _back_to(request, post)

@@ -9,8 +9,10 @@
   or someone they follow, not by someone they muted, and, for a repost, its
   original is live and by no one they muted or are blocked with either way.
 
-The feed rule comes in two dialects side by side: a ``Q`` (the pull-model
-reference) and SQL (the entries statement of ``timelines.entries``);
+The feed rule comes in three dialects side by side: a ``Q`` (the pull-model
+reference), SQL (the entries statement of ``timelines.entries``) and checks
+over a ``relations.visibility.Standing`` read first (its form for a Citus
+cluster, where one statement may not join users' shards);
 ``tests/posts/test_visibility.py`` holds them equal.
 """
 
@@ -25,14 +27,6 @@ def visible_to(rows: QuerySet, viewer_id: int | None, user_field: str = "author_
     if viewer_id is None:
         return rows
     return rows.exclude(visibility.blocked_either_way(viewer_id, user_field))
-
-
-def original_shown(viewer_id: int | None) -> Q:
-    """Posts that are not reposts, or whose original the viewer may see."""
-    live_original = Q(repost_of__deleted_at__isnull=True, repost_of__hidden_at__isnull=True)
-    if viewer_id is not None:
-        live_original &= ~visibility.blocked_either_way(viewer_id, "repost_of__author_id")
-    return Q(repost_of__isnull=True) | live_original
 
 
 def may_see(viewer_id: int | None, post: Post) -> bool:
@@ -87,4 +81,37 @@ def reposts_shown_to(reader_id: int) -> Q:
         Q(deleted_at__isnull=True, hidden_at__isnull=True)
         & visibility.followed_or_self(reader_id, "author_id")
         & ~visibility.muted(reader_id, "author_id")
+    )
+
+
+def is_live(post: Post) -> bool:
+    return post.deleted_at is None and post.hidden_at is None
+
+
+def shown_in_home_feed(standing: visibility.Standing, post: Post, original: Post | None) -> bool:
+    """The feed rule over a standing that knows the blocks of the original's author:
+    ``post`` with its ``original`` (None for a post that is not a repost, or whose
+    original is gone)."""
+    if not (
+        is_live(post)
+        and standing.followed_or_self(post.author_id)
+        and not standing.is_muted(post.author_id)
+    ):
+        return False
+    if post.repost_of_id is None:
+        return True
+    return (
+        original is not None
+        and is_live(original)
+        and not standing.is_muted(original.author_id)
+        and not standing.blocked_either_way(original.author_id)
+    )
+
+
+def is_shown_repost(standing: visibility.Standing, repost: Post) -> bool:
+    """The standing's dialect of ``sql_shown_repost_of``."""
+    return (
+        is_live(repost)
+        and standing.followed_or_self(repost.author_id)
+        and not standing.is_muted(repost.author_id)
     )

@@ -64,7 +64,7 @@ def _relation_page(
     cursor: Cursor,
     limit: int,
 ) -> Page[Relation]:
-    rows = table.objects.filter(user_id=user_id).select_related(other)
+    rows = table.objects.filter(user_id=user_id)
     other_id = f"{other}_id"
     if viewer is not None and viewer.is_authenticated:
         rows = rows.exclude(visibility.blocked_either_way(viewer.pk, other_id))
@@ -82,13 +82,16 @@ def _relation_page(
         rows = rows.order_by("created_at", other_id)
     else:
         rows = rows.order_by("-created_at", f"-{other_id}")
+    rows = list(rows[: limit + 1])
+    # The people listed live on their own shards: read after the page, by id.
+    people = User.objects.in_bulk({getattr(row, other_id) for row in rows})
     relations = [
         Relation(
-            user=getattr(row, other),
+            user=people[getattr(row, other_id)],
             since=row.created_at,
             cursor=_encode(row.created_at, getattr(row, other_id)),
         )
-        for row in rows[: limit + 1]
+        for row in rows
     ]
     page = make_page(relations, cursor=cursor, limit=limit, key=lambda r: r.cursor)
     _mark_for_viewer(page.items, viewer)
@@ -134,14 +137,16 @@ def following_page(
 
 
 def profile_person(*, username: str, viewer: User | AnonymousUser) -> User | None:
-    """The person of a profile page, with where the viewer stands: one query.
+    """The person of a profile page, with where the viewer stands.
 
     Usernames are unique case-insensitively (/@Alice/ is alice). For a
     signed-in viewer the row carries ``viewer_follows``, ``viewer_blocks``,
-    ``blocks_viewer`` and ``viewer_mutes``; each is a primary-key probe.
+    ``blocks_viewer`` and ``viewer_mutes`` (``visibility.where_viewer_stands``:
+    one more query, each user's rows read on their own shard).
     """
     # An account being deleted (or erased) is gone for everyone (accounts.deletion).
-    people = claims.users_named(username).filter(deletion_due_at__isnull=True)
-    if viewer.is_authenticated:
-        people = people.annotate(**visibility.where_viewer_stands(viewer.pk))
-    return people.first()
+    person = claims.users_named(username).filter(deletion_due_at__isnull=True).first()
+    if person is not None and viewer.is_authenticated:
+        for name, value in visibility.where_viewer_stands(viewer.pk, person.pk).items():
+            setattr(person, name, value)
+    return person

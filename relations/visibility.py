@@ -11,48 +11,69 @@ The rules (DESIGN.md), each about a viewer V and a user U:
 Every list asks here, in the form it needs: ``Q`` builders over any field
 that names a user (``"author_id"``, ``"repost_of__author_id"``, ``"pk"``) for
 the ORM, SQL fragments over a column for raw statements (the viewer is the
-``%(viewer)s`` parameter), and checks of one pair. Each is a primary-key
-probe of ``Block (user, blocked)``, ``Followee (user, followee)`` or
-``Mute (user, muted)``. ``tests/relations/test_visibility.py`` holds the forms
+``%(viewer)s`` parameter), checks of one pair, and a ``Standing`` read
+first and checked in Python. The ``Q`` builders read the viewer's list (a
+range of ``Block (user, blocked)``, ``Followee (user, followee)`` or
+``Mute (user, muted)``, or blocks of the viewer by ``block.blocked_id``); the
+SQL fragments probe those keys row by row. ``tests/relations/test_visibility.py`` holds the forms
 equal. Rules about posts themselves (deleted, hidden, a repost's original)
 are built from these in ``posts.visibility``.
 """
 
-from django.db.models import Exists, OuterRef, Q
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from django.db.models import Q, Value
 
 from relations.models import Block, Followee, Mute
 
 # --- the ORM form ---------------------------------------------------------------
 
 
+def _among(user_field: str, users) -> Q:
+    return Q(**{f"{user_field}__in": users})
+
+
+# Each rule is a list the subquery reads by the viewer, not a probe correlated
+# with the outer row: PostgreSQL plans both alike, and a Citus cluster can run
+# it (the list first, on the viewer's shard, then the outer query anywhere).
+
+
 def blocked_either_way(viewer_id: int, user_field: str) -> Q:
     """Rows whose ``user_field`` user blocks the viewer or is blocked by them."""
-    user = OuterRef(user_field)
-    return Q(Exists(Block.objects.filter(user_id=viewer_id, blocked_id=user))) | Q(
-        Exists(Block.objects.filter(user_id=user, blocked_id=viewer_id))
-    )
+    return _among(
+        user_field, Block.objects.filter(user_id=viewer_id).values("blocked_id")
+    ) | _among(user_field, Block.objects.filter(blocked_id=viewer_id).values("user_id"))
 
 
 def followed_or_self(viewer_id: int, user_field: str) -> Q:
     """Rows whose ``user_field`` user is the viewer or someone the viewer follows."""
-    followed = Followee.objects.filter(user_id=viewer_id, followee_id=OuterRef(user_field))
-    return Q(**{user_field: viewer_id}) | Q(Exists(followed))
+    followed = Followee.objects.filter(user_id=viewer_id).values("followee_id")
+    return Q(**{user_field: viewer_id}) | _among(user_field, followed)
 
 
 def muted(viewer_id: int, user_field: str) -> Q:
     """Rows whose ``user_field`` user the viewer muted."""
-    return Q(Exists(Mute.objects.filter(user_id=viewer_id, muted_id=OuterRef(user_field))))
+    return _among(user_field, Mute.objects.filter(user_id=viewer_id).values("muted_id"))
 
 
-def where_viewer_stands(viewer_id: int, user_field: str = "pk") -> dict[str, Exists]:
-    """Annotations of a person row relative to the viewer: follows, blocks either way, mutes."""
-    user = OuterRef(user_field)
-    return {
-        "viewer_follows": Exists(Followee.objects.filter(user_id=viewer_id, followee_id=user)),
-        "viewer_blocks": Exists(Block.objects.filter(user_id=viewer_id, blocked_id=user)),
-        "blocks_viewer": Exists(Block.objects.filter(user_id=user, blocked_id=viewer_id)),
-        "viewer_mutes": Exists(Mute.objects.filter(user_id=viewer_id, muted_id=user)),
-    }
+STANDINGS = ("viewer_follows", "viewer_blocks", "blocks_viewer", "viewer_mutes")
+
+
+def where_viewer_stands(viewer_id: int, user_id: int) -> dict[str, bool]:
+    """Where the viewer stands with one person (``STANDINGS``): one statement of four
+    primary-key probes, three on the viewer's shard and one on the person's."""
+    probes = [
+        Followee.objects.filter(user_id=viewer_id, followee_id=user_id),
+        Block.objects.filter(user_id=viewer_id, blocked_id=user_id),
+        Block.objects.filter(user_id=user_id, blocked_id=viewer_id),
+        Mute.objects.filter(user_id=viewer_id, muted_id=user_id),
+    ]
+    first, *rest = (
+        rows.values_list(Value(name)) for name, rows in zip(STANDINGS, probes, strict=True)
+    )
+    found = {name for (name,) in first.union(*rest, all=True)}
+    return {name: name in found for name in STANDINGS}
 
 
 # --- the SQL form: the same rules over a column, the viewer as %(viewer)s ------
@@ -79,6 +100,61 @@ def sql_followed_or_self(column: str) -> str:
 def sql_muted(column: str) -> str:
     mute = Mute._meta.db_table
     return f"EXISTS (SELECT 1 FROM {mute} m WHERE m.user_id = %(viewer)s AND m.muted_id = {column})"
+
+
+# --- the set form: where a viewer stands, read first, checked in Python --------
+# For a cluster, where a statement may not join a user's rows to another
+# user's (docs/SCALING.md): the viewer's follows and mutes are one shard's
+# rows, read whole; blocks either way are read for the users in question.
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a viewer stands: whom they follow and mute, and who of some users is
+    blocked either way with them."""
+
+    viewer_id: int
+    followed: frozenset[int]
+    muted: frozenset[int]
+    blocked: frozenset[int]
+
+    def followed_or_self(self, user_id: int) -> bool:
+        return user_id == self.viewer_id or user_id in self.followed
+
+    def is_muted(self, user_id: int) -> bool:
+        return user_id in self.muted
+
+    def blocked_either_way(self, user_id: int) -> bool:
+        return user_id in self.blocked
+
+
+def blocked_among(viewer_id: int, user_ids: Collection[int]) -> set[int]:
+    """Which of ``user_ids`` are blocked either way with the viewer: one statement."""
+    if not user_ids:
+        return set()
+    by_viewer = Q(user_id=viewer_id, blocked_id__in=user_ids)
+    of_viewer = Q(user_id__in=user_ids, blocked_id=viewer_id)
+    rows = Block.objects.filter(by_viewer | of_viewer).values_list("user_id", "blocked_id")
+    return {blocked if user == viewer_id else user for user, blocked in rows}
+
+
+def standing(viewer_id: int, blocks_among: Collection[int] = ()) -> Standing:
+    """The viewer's follows and mutes (one statement, on the viewer's shard), and
+    which of ``blocks_among`` are blocked either way with them (one more)."""
+    own = (
+        Followee.objects.filter(user_id=viewer_id)
+        .values_list(Value("f"), "followee_id")
+        .union(Mute.objects.filter(user_id=viewer_id).values_list(Value("m"), "muted_id"), all=True)
+    )
+    rows: dict[str, set[int]] = {"f": set(), "m": set()}
+    for kind, user_id in own:
+        rows[kind].add(user_id)
+    return Standing(
+        viewer_id,
+        frozenset(rows["f"]),
+        frozenset(rows["m"]),
+        frozenset(blocked_among(viewer_id, blocks_among)),
+    )
 
 
 # --- one pair ---------------------------------------------------------------------

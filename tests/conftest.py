@@ -70,6 +70,13 @@ def _every_cache_call_succeeds_on_a_redis_cluster(request, settings, caplog):
     assert not failed, f"cache calls failed on the Redis Cluster: {failed}"
 
 
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    """Post images go to a directory of the test's own (STORAGES["default"])."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
 @pytest.fixture
 def alice(db):
     return UserFactory(username="alice", display_name="Alice")

@@ -171,6 +171,8 @@ PAGES = [
     "/search/",
     "/notifications/",
     "/timeline/new/",
+    "/tags/",
+    "/tags/news/",
 ]
 PARAMS = ["before", "after", "q", "next", "page"]
 
@@ -209,13 +211,33 @@ def test_invalid_utf8_in_query_strings_is_not_a_500(cast, page, name, raw, encod
 
 
 @FUZZ
-@given(post_id=nasty_text, suffix=st.sampled_from(["", "delete/"]))
+@given(post_id=nasty_text, suffix=st.sampled_from(["", "delete/", "edit/", "history/"]))
 def test_any_post_id_in_the_path_is_not_a_500(cast, post_id, suffix):
     path = f"/posts/{quote(post_id, safe='')}/{suffix}"
     before = _rows()
-    response = cast["client"].get(path) if not suffix else cast["client"].post(path)
+    reads = ("", "history/")
+    response = (
+        cast["client"].get(path) if suffix in reads else cast["client"].post(path, {"text": "x"})
+    )
     _assert_sane(response, before)
     assert _rows() == before  # nobody's post but the fuzzer's could go, and they have none
+
+
+@FUZZ
+@given(tag=nasty_text)
+def test_any_tag_in_the_path_is_not_a_500(cast, tag):
+    before = _rows()
+    response = cast["client"].get(f"/tags/{quote(tag, safe='')}/")
+    _assert_sane(response, before)
+    assert _rows() == before
+
+
+@FUZZ
+@given(quote_of=nasty_text, text=nasty_text)
+def test_any_quote_of_field_is_not_a_500(cast, quote_of, text):
+    before = _rows()
+    response = cast["client"].post("/posts/new/", {"text": text, "quote_of": quote_of})
+    _assert_sane(response, before)
 
 
 @FUZZ
@@ -352,9 +374,8 @@ def test_follow_and_unfollow(cast, action, who, extra):
     before = _rows()
     response = cast["client"].post(f"/@{who}/{action}/", extra)
     _assert_sane(response, before)
-    following = set(
-        Followee.objects.filter(user=cast["fuzzer"]).values_list("followee__username", flat=True)
-    )
+    followed = Followee.objects.filter(user=cast["fuzzer"]).values("followee_id")
+    following = set(User.objects.filter(pk__in=followed).values_list("username", flat=True))
     assert following <= {"alice", "bob"}
 
 

@@ -2,12 +2,13 @@
 
 from django.contrib import admin
 
-from feed_project.admin import ReadOnlyAdmin
+from feed_project.admin import ReadOnlyAdmin, RelatedAfterThePage
 from timelines.models import FanOut, PullAuthor
 
 
 @admin.register(FanOut)
-class FanOutAdmin(ReadOnlyAdmin):
+class FanOutAdmin(RelatedAfterThePage, ReadOnlyAdmin):
+    related_after_page = ("post",)
     list_display = ["post", "mode", "created_at", "lag", "recipients", "chunks"]
     list_filter = ["mode", ("finished_at", admin.EmptyFieldListFilter)]
     search_fields = ["post__id"]

@@ -6,14 +6,20 @@ once, before any inbox is cleaned), with each original shown once, at its
 newest entry, and who of the people the reader follows reposted it (seed 004).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
+from django.db.models.expressions import Col
 
 from accounts.models import User
+from feed_project import sharding
 from posts import ids, visibility
 from posts.models import Post
+from relations.visibility import standing
 
 
 @dataclass
@@ -58,8 +64,31 @@ _AUTHOR_AT = _POST_FIELDS.index("author_id")
 _AUTHOR_FIELDS = ["id", "username", "display_name"]
 
 
+@cache
+def _converters(vendor: str) -> list[tuple[int, Col, Callable]]:
+    """(column index, column, converter) of the backend's converters of a post row."""
+    table = Post._meta.db_table
+    return [
+        (at, field.get_col(table), converter)
+        for at, field in enumerate(Post._meta.concrete_fields)
+        for converter in connection.ops.get_db_converters(field.get_col(table))
+    ]
+
+
+def _converted(values: tuple) -> tuple:
+    """The row as the ORM would give it: the backend's converters applied (SQLite
+    hands back datetimes naive, such as ``edited_at``); none on PostgreSQL."""
+    converters = _converters(connection.vendor)
+    if not converters:
+        return values
+    row = list(values)
+    for at, column, converter in converters:
+        row[at] = converter(row[at], column, connection)
+    return tuple(row)
+
+
 def _post_of(values: tuple, author_id: int, author: tuple) -> Post:
-    post = Post.from_db(connection.alias, _POST_FIELDS, values)
+    post = Post.from_db(connection.alias, _POST_FIELDS, _converted(values))
     post.author = User.from_db(connection.alias, _AUTHOR_FIELDS, (author_id, *author))
     return post
 
@@ -96,14 +125,79 @@ def _shown_entries(
     return entries
 
 
-def _reposts_seen_by(reader_id: int, original_ids: list[str]) -> QuerySet[Post]:
-    """Live reposts of these posts by people the reader follows (or the reader), newest first."""
-    return (
-        Post.objects.filter(repost_of_id__in=original_ids)
-        .filter(visibility.reposts_shown_to(reader_id))
+def _reposts_seen_by(
+    reader_id: int, original_ids: list[str], followed: frozenset[int] | None = None
+) -> QuerySet[Post]:
+    """Live reposts of these posts by people the reader follows (or the reader), newest
+    first; given whom the reader follows, by those authors (their shards) only."""
+    reposts = Post.objects.filter(repost_of_id__in=original_ids)
+    if followed is None:
+        reposts = reposts.filter(visibility.reposts_shown_to(reader_id))
+    else:
+        reposts = reposts.visible().filter(author_id__in={reader_id, *followed})
+    return reposts.select_related("author").order_by("-timeline_key")
+
+
+# --- the routed form, for a Citus cluster ----------------------------------------
+# A statement there may join a user's rows only to the same user's (a post to
+# its author), so the entries statement's joins to originals, to other people's
+# reposts and to the reader's follows become reads that each route by their
+# shard key, and the rule is checked over them in Python
+# (posts.visibility.shown_in_home_feed, held equal to the SQL by a test).
+
+
+def _live_posts(post_ids: list[str]) -> dict[str, Post]:
+    """These posts, live, with their authors: each author's shard, one probe each."""
+    rows = (
+        Post.objects.with_ids(post_ids)
+        .visible()
         .select_related("author")
-        .order_by("-timeline_key")
+        .only(*_POST_FIELDS, *(f"author__{name}" for name in _AUTHOR_FIELDS))
     )
+    return {post.pk: post for post in rows}
+
+
+def routed_items(
+    post_ids: list[str], *, reader_id: int, limit: int, ascending: bool
+) -> list[FeedItem]:
+    """``hydrate``'s answer by reads that each route by their shard key: the
+    posts, their originals, the reader's standing, reposts by people they follow."""
+    posts = _live_posts(post_ids)
+    originals = _live_posts([p.repost_of_id for p in posts.values() if p.repost_of_id])
+    reader = standing(reader_id, blocks_among={o.author_id for o in originals.values()})
+    shown = {
+        post.pk: post
+        for post in posts.values()
+        if visibility.shown_in_home_feed(reader, post, originals.get(post.repost_of_id))
+    }
+    reposted = [
+        original.pk
+        for original in (originals.get(p.repost_of_id, p) for p in shown.values())
+        if original.repost_count
+    ]
+    reposts: dict[str, list[Post]] = {}  # by original, newest first
+    if reposted:
+        rows = (
+            _reposts_seen_by(reader_id, reposted, followed=reader.followed)
+            .exclude(author_id__in=reader.muted)
+            .only(*_POST_FIELDS, *(f"author__{name}" for name in _AUTHOR_FIELDS))
+        )
+        for repost in rows:
+            reposts.setdefault(repost.repost_of_id, []).append(repost)
+    items = []
+    for post in sorted(shown.values(), key=lambda p: p.timeline_key, reverse=not ascending):
+        original = originals.get(post.repost_of_id, post)
+        newer = reposts.get(original.pk, [])
+        if newer and newer[0].timeline_key > post.timeline_key:
+            continue  # shown at its newest repost instead
+        post.repost_of = originals.get(post.repost_of_id)
+        items.append(FeedItem(post.timeline_key, original, [repost.author for repost in newer]))
+    return items[:limit]
+
+
+def _routed() -> bool:
+    forced = settings.FEED_ROUTED_READS
+    return sharding.on_citus(connection) if forced is None else forced
 
 
 def hydrate(
@@ -111,10 +205,16 @@ def hydrate(
 ) -> list[FeedItem]:
     """The first ``limit`` feed items among these entry keys, in scan order.
 
-    Two queries, the second only when a post shown was reposted.
+    Two queries, the second only when a post shown was reposted (on Citus,
+    ``routed_items``: four or five, each routed by its shard key).
     """
     if not keys:
         return []
+    if _routed():
+        post_ids = [ids.timeline_key_to_post_id(key) for key in keys]
+        return routed_items(
+            post_ids, reader_id=reader_id, limit=limit or len(keys), ascending=ascending
+        )
     entries = _shown_entries(
         [ids.timeline_key_to_post_id(key) for key in keys],
         reader_id=reader_id,

@@ -3,12 +3,36 @@
 Every delivery path (push, pull, caches, rebuilds, collapsing reposts) is
 tested against it (tests/timelines/test_feed_invariant.py). It uses the same
 visibility rule as the engine (``posts.visibility.in_home_feed``), in its ORM
-dialect, and nothing else of the engine.
+dialect, and nothing else of the engine. On a Citus cluster, whose shards
+cannot answer that dialect's joins, it reads the posts of the reader and
+everyone they follow and checks the rule in its set dialect (held equal to
+the ORM's by tests/posts/test_visibility.py). Quote posts are posts (never
+collapsed); ``reference_item`` says what an entry shows: the current text,
+and the quoted post or "unavailable".
 """
 
+from django.db import connection
+
+from feed_project import sharding
 from feed_project.pagination import Cursor
-from posts import visibility
+from posts import ids, visibility
 from posts.models import Post
+from relations.visibility import standing
+
+
+def _entries_on_a_cluster(reader_id: int) -> list[tuple[str, str | None, str]]:
+    reader = standing(reader_id)
+    posts = list(Post.objects.filter(author_id__in={reader_id, *reader.followed}))
+    originals = {
+        post.pk: post
+        for post in Post.objects.with_ids({p.repost_of_id for p in posts if p.repost_of_id})
+    }
+    reader = standing(reader_id, blocks_among={o.author_id for o in originals.values()})
+    return [
+        (post.timeline_key, post.repost_of_id, post.pk)
+        for post in posts
+        if visibility.shown_in_home_feed(reader, post, originals.get(post.repost_of_id))
+    ]
 
 
 def pull_reference_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:
@@ -19,9 +43,12 @@ def pull_reference_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[s
     reposts of originals gone, hidden, muted or blocked either way). A post
     and its reposts collapse to one item at the newest of them.
     """
-    entries = Post.objects.filter(visibility.in_home_feed(reader_id)).values_list(
-        "timeline_key", "repost_of_id", "id"
-    )
+    if sharding.on_citus(connection):
+        entries = _entries_on_a_cluster(reader_id)
+    else:
+        entries = Post.objects.filter(visibility.in_home_feed(reader_id)).values_list(
+            "timeline_key", "repost_of_id", "id"
+        )
     newest: dict[str, str] = {}
     for key, repost_of_id, post_id in entries:
         original = repost_of_id or post_id
@@ -32,3 +59,21 @@ def pull_reference_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[s
     if cursor.after is not None:
         keys = [key for key in keys if key > cursor.after]
     return keys[:limit]
+
+
+UNAVAILABLE = "unavailable"
+
+
+def reference_item(*, reader_id: int, key: str) -> tuple[str, str, str | None]:
+    """What the feed shows at ``key``, plainly: the post shown (a repost's original),
+    its text now (edits show at once), and what it quotes as the reader may see it:
+    the quoted post's id, UNAVAILABLE (deleted, hidden, blocked either way), or None."""
+    entry = Post.objects.select_related("repost_of").get(pk=ids.timeline_key_to_post_id(key))
+    shown = entry.repost_of or entry
+    quoted = None
+    if shown.quote_of_id:
+        seen = visibility.visible_to(
+            Post.objects.visible().filter(pk=shown.quote_of_id), reader_id
+        ).exists()
+        quoted = shown.quote_of_id if seen else UNAVAILABLE
+    return shown.pk, shown.text, quoted

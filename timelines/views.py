@@ -8,6 +8,7 @@ from feed_project.pagination import Cursor
 from posts import ids
 from posts.forms import PostForm
 from posts.selectors import viewer_marks
+from posts.tags import trending
 from timelines.feed import home_feed, new_entries_count
 
 
@@ -24,6 +25,7 @@ def home(request: HttpRequest) -> HttpResponse:
         # Only the newest page polls for newer posts (static/js/new-posts.js).
         "first_page": cursor.first_page,
         "newest_key": page.items[0].key if page.items else ids.LOWEST_KEY,
+        "trending": trending(),  # a table of ten rows, written by a periodic task
         **viewer_marks(request.user, [item.post for item in page.items]),
     }
     return render(request, "timelines/home.html", context)

@@ -19,7 +19,7 @@ from django.http import HttpRequest
 from django.utils.text import Truncator
 
 from accounts.models import User
-from feed_project.admin import ReadOnlyAdmin
+from feed_project.admin import ReadOnlyAdmin, RelatedAfterThePage
 from posts.models import ModerationLog, Post, Report
 from posts.moderation import services as moderation
 from relations.admin import FollowGraphUserAdmin
@@ -66,7 +66,7 @@ class ModeratorOnlyAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Report)
-class ReportAdmin(ModeratorOnlyAdmin):
+class ReportAdmin(RelatedAfterThePage, ModeratorOnlyAdmin):
     """The report queue: open reports first, newest first (report_queue_idx)."""
 
     list_display = (
@@ -74,7 +74,7 @@ class ReportAdmin(ModeratorOnlyAdmin):
         *("action", "resolved_by", "resolved_at"),
     )
     list_filter = ("status",)
-    list_select_related = ("reporter", "user", "post", "resolved_by")
+    related_after_page = ("reporter", "user", "post", "resolved_by")
     # "open" sorts after "actioned" and "dismissed": descending puts it first.
     ordering = ("-status", "-created_at")
     actions = ("hide_reported_posts", "suspend_reported_users", "dismiss_reports")
@@ -87,7 +87,7 @@ class ReportAdmin(ModeratorOnlyAdmin):
 
     def _resolve(self, request: HttpRequest, queryset: QuerySet[Report], action: str) -> int:
         done = 0
-        for report in queryset.filter(status=Report.Status.OPEN).select_related("post", "user"):
+        for report in queryset.filter(status=Report.Status.OPEN).prefetch_related("post", "user"):
             if action == moderation.HIDE_POST and report.post is None:
                 continue
             done += moderation.resolve_report(moderator=request.user, report=report, action=action)
@@ -110,12 +110,12 @@ class ReportAdmin(ModeratorOnlyAdmin):
 
 
 @admin.register(ModerationLog)
-class ModerationLogAdmin(ModeratorOnlyAdmin):
+class ModerationLogAdmin(RelatedAfterThePage, ModeratorOnlyAdmin):
     """Every moderation action, read-only."""
 
     list_display = ("created_at", "moderator", "action", "post", "user", "note")
     list_filter = ("action",)
-    list_select_related = ("moderator", "post", "user")
+    related_after_page = ("moderator", "post", "user")
     search_fields = ("=moderator__username", "=user__username", "note")
     ordering = ("-created_at", "-pk")
     raw_id_fields = ("post", "user", "moderator")

@@ -36,6 +36,17 @@ def _viewer(context: template.Context) -> post_html.Viewer:
 
 @register.simple_tag(takes_context=True)
 def post_article(
-    context: template.Context, post: Post, reposted_by: Sequence[User] | None = None
+    context: template.Context,
+    post: Post,
+    reposted_by: Sequence[User] | None = None,
+    full_media: bool = False,
 ) -> SafeString:
-    return post_html.render_post(post, viewer=_viewer(context), reposted_by=reposted_by or ())
+    # post_media: the page's images by post id (posts.selectors.viewer_marks).
+    media = (context.get("post_media") or {}).get(post.pk, ())
+    return post_html.render_post(
+        post,
+        viewer=_viewer(context),
+        reposted_by=reposted_by or (),
+        media=media,
+        full_media=full_media,
+    )

@@ -24,6 +24,7 @@ from accounts.models import User, UsernameClaim
 from accounts.tasks import erase_due_accounts
 from feed_project.pagination import Cursor
 from posts import ids
+from posts.edits import edit_post
 from posts.models import Like, ModerationLog, Post, Report
 from posts.moderation.services import hide_post
 from posts.services import create_post, like, repost
@@ -230,22 +231,40 @@ def _rows_naming(user_id: int) -> list[str]:
     return found
 
 
+def _counter_check(table: str, counter: str, rows: str, key: str, where: str = "TRUE") -> str:
+    """Ids of ``table`` whose ``counter`` differs from the count of its ``rows``: the
+    counts grouped first, then joined (a cluster plans that; a correlated count it
+    cannot, across shards)."""
+    return (
+        f"SELECT t.id FROM {table} t LEFT JOIN (SELECT {key} AS id, count(*) AS n FROM {rows}"
+        f" WHERE {where} GROUP BY {key}) c ON c.id = t.id WHERE t.{counter} <> COALESCE(c.n, 0)"
+    )
+
+
 COUNTER_CHECKS = {
-    "followers_count": "SELECT u.id FROM accounts_user u WHERE u.followers_count <> "
-    "(SELECT count(*) FROM relations_follower f WHERE f.user_id = u.id)",
-    "following_count": "SELECT u.id FROM accounts_user u WHERE u.following_count <> "
-    "(SELECT count(*) FROM relations_followee f WHERE f.user_id = u.id)",
-    "posts_count": "SELECT u.id FROM accounts_user u WHERE u.posts_count <> "
-    "(SELECT count(*) FROM posts_post p WHERE p.author_id = u.id AND p.deleted_at IS NULL)",
-    "unread_notifications": "SELECT u.id FROM accounts_user u WHERE u.unread_notifications <> "
-    "(SELECT count(*) FROM timelines_notification n "
-    " WHERE n.recipient_id = u.id AND n.read_at IS NULL)",
-    "like_count": "SELECT p.id FROM posts_post p WHERE p.like_count <> "
-    "(SELECT count(*) FROM posts_like l WHERE l.post_id = p.id)",
-    "repost_count": "SELECT p.id FROM posts_post p WHERE p.repost_count <> "
-    "(SELECT count(*) FROM posts_post r WHERE r.repost_of_id = p.id AND r.deleted_at IS NULL)",
-    "reply_count": "SELECT p.id FROM posts_post p WHERE p.reply_count <> "
-    "(SELECT count(*) FROM posts_post r WHERE r.in_reply_to_id = p.id AND r.deleted_at IS NULL)",
+    "followers_count": _counter_check(
+        "accounts_user", "followers_count", "relations_follower", "user_id"
+    ),
+    "following_count": _counter_check(
+        "accounts_user", "following_count", "relations_followee", "user_id"
+    ),
+    "posts_count": _counter_check(
+        "accounts_user", "posts_count", "posts_post", "author_id", "deleted_at IS NULL"
+    ),
+    "unread_notifications": _counter_check(
+        "accounts_user",
+        "unread_notifications",
+        "timelines_notification",
+        "recipient_id",
+        "read_at IS NULL",
+    ),
+    "like_count": _counter_check("posts_post", "like_count", "posts_like", "post_id"),
+    "repost_count": _counter_check(
+        "posts_post", "repost_count", "posts_post", "repost_of_id", "deleted_at IS NULL"
+    ),
+    "reply_count": _counter_check(
+        "posts_post", "reply_count", "posts_post", "in_reply_to_id", "deleted_at IS NULL"
+    ),
 }
 
 
@@ -289,6 +308,10 @@ def test_erasing_an_account_with_a_thousand_followers(settings, django_capture_o
             create_post(author=fan, text="a reply", in_reply_to=newest[-2])
         create_post(author=victim, text="my reply", in_reply_to=star_posts[0])
         repost(user=victim, post=star_posts[1])
+        # Issue 12: tags, a quote each way, an edit (its history row and notifications).
+        create_post(author=fans[104], text="quoting #victim", quote_of=newest[-3])
+        create_post(author=victim, text="quoting #star", quote_of=star_posts[3])
+        edit_post(post=newest[-1], changes={"text": "edited #tagged @star"})
         block(user=victim, target=fans[999])
         block(user=fans[998], target=victim)
         mute(user=victim, target=fans[997])
@@ -298,7 +321,7 @@ def test_erasing_an_account_with_a_thousand_followers(settings, django_capture_o
     Report.objects.create(reporter=victim, user=star, post=star_posts[2], created_at=timezone.now())
     victim.refresh_from_db()
     assert victim.followers_count == FOLLOWERS - 2  # the blocks ended two follows
-    assert victim.posts_count == POSTS + 2  # a reply and a repost
+    assert victim.posts_count == POSTS + 3  # a reply, a repost and a quote
     assert (
         InboxEntry.objects.filter(author_id=victim.pk).exclude(reader_id=victim.pk).count() > 1000
     )

@@ -24,9 +24,11 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from accounts import twofactor
 from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User
+from posts import media
 from posts.models import Like, Post, Report
 from posts.services import create_post
 from relations.models import Followee, Follower
+from tests import images
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 
@@ -75,6 +77,7 @@ FORMS = {
     "settings/security/password/",
     "settings/invites/",
     "settings/delete/",
+    "posts/<>/edit/",
 }
 # POST only with CSRF, but harmless for a visitor (Django's LogoutView).
 LOGOUT = {"accounts/logout/"}
@@ -85,6 +88,8 @@ READ_ONLY = {
     "notifications/",
     "timeline/new/",
     "posts/<>/",
+    "posts/<>/media/<>/",
+    "posts/<>/media/<>/thumbnail/",
     "@<>/",
     "@<>/followers/",
     "@<>/following/",
@@ -93,6 +98,9 @@ READ_ONLY = {
     "accounts/password/reset/sent/",
     "accounts/password/reset/done/",
     "settings/security/",
+    "posts/<>/history/",
+    "tags/",
+    "tags/<>/",
 }
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
 
@@ -144,14 +152,19 @@ def world(db):
         "alice": alice,
         "bob": bob,
         "alice_post": create_post(author=alice, text="alice's post"),
-        "bob_post": create_post(author=bob, text="bob's post"),
+        "bob_post": create_post(
+            author=bob,
+            text="bob's post",
+            media=media.prepare_all([images.upload("a.jpg", images.image_bytes())], ["alt"]),
+        ),
     }
 
 
 def _url(route: str, world: dict) -> str:
-    post = world["alice_post"] if route.endswith("delete/") else world["bob_post"]
-    if route.startswith("posts/"):
-        return "/" + route.replace("<>", post.pk)
+    # Alice deletes and edits her own post; she acts on Bob's.
+    post = world["alice_post"] if route.endswith(("delete/", "edit/")) else world["bob_post"]
+    if route.startswith("posts/"):  # the post, then the image's position (media routes)
+        return "/" + route.replace("<>", post.pk, 1).replace("<>", "0")
     return "/" + route.replace("<>", "bob")
 
 

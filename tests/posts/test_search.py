@@ -194,4 +194,4 @@ def test_search_page_costs_the_same_queries_for_2_and_20_results(client, alice, 
 
     assert counts[2] == counts[20]
     if not signed_in:
-        assert counts[2] == 3  # people, posts, their authors
+        assert counts[2] == 4  # people, posts, their authors, their images

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accounts.models import User
+from feed_project import sharding
 from relations import visibility
 from relations.models import Block, Followee, Mute
 from tests.factories import UserFactory
@@ -73,18 +74,25 @@ def test_each_rule_picks_the_same_people_in_every_form(people, blocks, follows, 
         "followed": users.filter(visibility.followed_or_self(me, "pk")),
         "muted": users.filter(visibility.muted(me, "pk")),
     }
-    sql = {
-        "blocked": by_sql(visibility.sql_blocked_either_way("u.id"), me),
-        "followed": by_sql(visibility.sql_followed_or_self("u.id"), me),
-        "muted": by_sql(visibility.sql_muted("u.id"), me),
-    }
+    # The SQL fragments serve the entries statement, which a cluster does not run.
+    sql = (
+        {}
+        if sharding.on_citus(connection)
+        else {
+            "blocked": by_sql(visibility.sql_blocked_either_way("u.id"), me),
+            "followed": by_sql(visibility.sql_followed_or_self("u.id"), me),
+            "muted": by_sql(visibility.sql_muted("u.id"), me),
+        }
+    )
     for rule, want in expected.items():
         assert set(orm[rule].values_list("pk", flat=True)) == want, rule
-        assert sql[rule] & set(people) == want, rule
+        if sql:
+            assert sql[rule] & set(people) == want, rule
     assert {pk for pk in people if visibility.is_blocked_either_way(me, pk)} == expected["blocked"]
-    stands = users.annotate(**visibility.where_viewer_stands(me)).in_bulk()
-    for pk, person in stands.items():
-        assert person.viewer_follows == ((viewer, index[pk]) in follows)
-        assert person.viewer_blocks == ((viewer, index[pk]) in blocks)
-        assert person.blocks_viewer == ((index[pk], viewer) in blocks)
-        assert person.viewer_mutes == ((viewer, index[pk]) in mutes)
+    for pk in people:
+        stands = visibility.where_viewer_stands(me, pk)
+        assert stands["viewer_follows"] == ((viewer, index[pk]) in follows)
+        assert stands["viewer_blocks"] == ((viewer, index[pk]) in blocks)
+        assert stands["blocks_viewer"] == ((index[pk], viewer) in blocks)
+        assert stands["viewer_mutes"] == ((viewer, index[pk]) in mutes)
+    assert visibility.blocked_among(me, people) == expected["blocked"] - {me}

@@ -28,7 +28,7 @@ from hypothesis.stateful import (
 from accounts.models import User
 from accounts.services import create_user, refresh_last_active
 from feed_project.pagination import Cursor
-from posts import ids
+from posts import edits, ids, quotes
 from posts.models import Post
 from posts.services import create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unblock, unfollow, unmute
@@ -36,13 +36,15 @@ from timelines import cache
 from timelines.cache import SENTINEL
 from timelines.feed import home_feed
 from timelines.models import InboxEntry, PullAuthor
-from timelines.reference import pull_reference_keys
+from timelines.reference import UNAVAILABLE, pull_reference_keys, reference_item
 
 TABLES = [
     "accounts_user",
     "accounts_usernameclaim",
     "accounts_emailclaim",
     "posts_post",
+    "posts_posttag",
+    "posts_postedit",
     "relations_follower",
     "relations_followee",
     "timelines_inboxentry",
@@ -59,12 +61,29 @@ def reference(reader_id: int) -> list[str]:
     return pull_reference_keys(reader_id=reader_id, cursor=Cursor(), limit=10_000)
 
 
-def walk_down(reader: User) -> list[str]:
-    """Newest to oldest through rel=next links."""
+def shown(reader: User, items: list) -> list[tuple[str, str, str | None]]:
+    """What each item shows as a page renders it: the post, its text, what it quotes."""
+    quotes.attach([item.post for item in items], viewer_id=reader.pk)
+    return [
+        (
+            item.post.pk,
+            item.post.text,
+            None
+            if not item.post.quote_of_id
+            else getattr(quotes.quoted_of(item.post, viewer_id=reader.pk), "pk", UNAVAILABLE),
+        )
+        for item in items
+    ]
+
+
+def walk_down(reader: User, seen: list | None = None) -> list[str]:
+    """Newest to oldest through rel=next links; what the items show goes to ``seen``."""
     keys, cursor = [], Cursor()
     for _ in range(500):
         page = home_feed(reader=reader, cursor=cursor, limit=PAGE)
         keys += [item.key for item in page.items]
+        if seen is not None:
+            seen += shown(reader, page.items)
         if page.older is None:
             return keys
         cursor = Cursor(before=page.older)
@@ -143,6 +162,8 @@ class FeedMachine(RuleBasedStateMachine):
         if redis is not None:
             redis.flushdb()
         self.count = 0
+        self.posted: list[str] = []  # every post made, for quotes to draw from
+        self.edits = 0
 
     @initialize(target=users)
     def first_user(self) -> int:
@@ -169,9 +190,17 @@ class FeedMachine(RuleBasedStateMachine):
     def unfollow(self, reader: int, author: int) -> None:
         unfollow(follower=User(pk=reader), followee=User(pk=author))
 
-    @rule(target=posts, author=users)
-    def post(self, author: int) -> str:
-        return create_post(author=User.objects.get(pk=author), text="hello").pk
+    @rule(target=posts, author=users, quoting=st.none() | st.integers(min_value=0, max_value=9))
+    def post(self, author: int, quoting: int | None) -> str:
+        """A post, or (about half the time) a quote of an earlier post, whatever its state:
+        quotes are drawn here rather than from the bundle so that histories hold many."""
+        quoted = None
+        if quoting is not None and self.posted:
+            quoted = Post.objects.get(pk=self.posted[quoting % len(self.posted)])
+        text = "so true" if quoted else "hello"
+        post = create_post(author=User.objects.get(pk=author), text=text, quote_of=quoted)
+        self.posted.append(post.pk)
+        return post.pk
 
     @rule(target=posts, author=users, parent=posts)
     def reply(self, author: int, parent: str) -> str:
@@ -181,11 +210,21 @@ class FeedMachine(RuleBasedStateMachine):
 
     @rule(target=posts, user=users, post_id=posts)
     def repost(self, user: int, post_id: str) -> str:
-        return repost(user=User.objects.get(pk=user), post=Post.objects.get(pk=post_id)).pk
+        shared = repost(user=User.objects.get(pk=user), post=Post.objects.get(pk=post_id))
+        self.posted.append(shared.pk)
+        return shared.pk
 
     @rule(user=users, post_id=posts)
     def undo_repost(self, user: int, post_id: str) -> None:
         undo_repost(user=User.objects.get(pk=user), post=Post.objects.get(pk=post_id))
+
+    @rule(post_id=posts)
+    def edit(self, post_id: str) -> None:
+        """The author edits a live post of their own words: feeds show the new text at once."""
+        post = Post.objects.get(pk=post_id)
+        if edits.may_edit(user_id=post.author_id, post=post):
+            self.edits += 1
+            edits.edit_post(post=post, changes={"text": f"edited {self.edits}"})
 
     @rule(post_id=consumes(posts))
     def delete(self, post_id: str) -> None:
@@ -251,7 +290,9 @@ class FeedMachine(RuleBasedStateMachine):
         for user_id in User.objects.values_list("pk", flat=True):
             reader = visit(user_id)
             expected = reference(user_id)
-            assert walk_down(reader) == expected
+            seen: list = []
+            assert walk_down(reader, seen) == expected
+            assert seen == [reference_item(reader_id=user_id, key=key) for key in expected]
             assert walk_up(reader) == expected
             assert walk_between(reader, expected) == expected[1:-1]
             inbox = list(
@@ -265,7 +306,11 @@ class FeedMachine(RuleBasedStateMachine):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_home_feed_equals_pull_model_after_any_history(settings_override):
+@pytest.mark.parametrize("routed", [None, True], ids=["entries-as-found", "entries-routed"])
+def test_home_feed_equals_pull_model_after_any_history(settings_override, routed):
+    """Both forms of the entries step (``timelines.entries``): the one this database
+    takes (one statement on PostgreSQL, routed reads on Citus) and the routed one."""
+    settings_override.FEED_ROUTED_READS = routed
     run_state_machine_as_test(
         FeedMachine,
         settings=settings(

@@ -19,6 +19,12 @@ from timelines.reference import pull_reference_keys
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True, params=[None, True], ids=["entries-as-found", "entries-routed"])
+def entries_form(request, settings):
+    """Every rule in both forms of the entries step (timelines.entries)."""
+    settings.FEED_ROUTED_READS = request.param
+
+
 def feed(reader) -> list[tuple[str, list[str]]]:
     """(original post id, reposters) of page one, checked against the reference."""
     page = home_feed(reader=reader, cursor=Cursor(), limit=50)

@@ -58,7 +58,10 @@ def test_home_shows_a_compose_box_and_posts_by_you_and_people_you_follow(
 
     assert response.status_code == 200
     content = response.content.decode()
-    assert '<form class="compose" method="post" action="/posts/new/">' in content
+    assert (
+        '<form class="compose" method="post" action="/posts/new/" '
+        'enctype="multipart/form-data" data-compose>'
+    ) in content
     assert 'name="text"' in content
     assert post_ids(response) == [by_bob, by_alice]
     assert "from carol" not in content

@@ -13,6 +13,8 @@ class Notification(models.Model):
         LIKE = "like"
         REPOST = "repost"
         MENTION = "mention"
+        QUOTE = "quote"
+        EDITED = "edited"
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
@@ -31,6 +33,9 @@ class Notification(models.Model):
         related_name="+",
         db_constraint=False,
     )
+    # Which edit of ``post`` an "edited" notification is about (its PostEdit
+    # version): one notification per edit. 0 for every other kind.
+    edit = models.PositiveIntegerField(default=0, db_default=0)
     created_at = models.DateTimeField()
     read_at = models.DateTimeField(null=True, blank=True)
 
@@ -42,7 +47,7 @@ class Notification(models.Model):
         constraints = [
             # A double click or a retried task does not notify twice.
             models.UniqueConstraint(
-                fields=["recipient", "kind", "actor", "post"],
+                fields=["recipient", "kind", "actor", "post", "edit"],
                 name="one_notification_per_event",
                 nulls_distinct=False,
             ),

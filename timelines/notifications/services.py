@@ -8,22 +8,27 @@ doing of someone blocked either way.
 """
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts import claims
 from accounts.models import User
 from posts import ids
 from posts.mentions import mentioned_usernames
-from posts.models import Post
+from posts.models import Like, Post
 from relations.visibility import is_blocked_either_way
 from timelines.notifications.models import Notification
 
 Kind = Notification.Kind
 
 
-def notify(*, recipient_id: int, kind: str, actor_id: int, post_id: str | None = None) -> bool:
-    """Notify ``recipient_id`` of ``kind`` by ``actor_id``; False when nothing was written."""
+def notify(
+    *, recipient_id: int, kind: str, actor_id: int, post_id: str | None = None, edit: int = 0
+) -> bool:
+    """Notify ``recipient_id`` of ``kind`` by ``actor_id``; False when nothing was written.
+
+    ``edit``: for an "edited" notification, the version the edit replaced.
+    """
     if recipient_id == actor_id or is_blocked_either_way(recipient_id, actor_id):
         return False
     table = Notification._meta.db_table
@@ -35,15 +40,15 @@ def notify(*, recipient_id: int, kind: str, actor_id: int, post_id: str | None =
         if (
             by_hand
             and Notification.objects.filter(
-                recipient_id=recipient_id, kind=kind, actor_id=actor_id, post_id=post_id
+                recipient_id=recipient_id, kind=kind, actor_id=actor_id, post_id=post_id, edit=edit
             ).exists()
         ):
             return False
         with connection.cursor() as db:
             db.execute(
-                f"INSERT INTO {table} (recipient_id, kind, actor_id, post_id, created_at) "
-                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                [recipient_id, kind, actor_id, post_id, timezone.now()],
+                f"INSERT INTO {table} (recipient_id, kind, actor_id, post_id, edit, created_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                [recipient_id, kind, actor_id, post_id, edit, timezone.now()],
             )
             inserted = db.rowcount == 1
         if inserted:
@@ -75,6 +80,13 @@ def notify_about_post(*, post_id: str) -> int:
             actor_id=post.author_id,
             post_id=post.repost_of_id,
         )
+    if post.quote_of_id is not None:
+        sent += notify(
+            recipient_id=ids.author_of_post_id(post.quote_of_id),
+            kind=Kind.QUOTE,
+            actor_id=post.author_id,
+            post_id=post.pk,
+        )
     names = mentioned_usernames(post.text)
     if names:
         mentioned = User.objects.filter(
@@ -85,6 +97,39 @@ def notify_about_post(*, post_id: str) -> int:
                 recipient_id=user_id, kind=Kind.MENTION, actor_id=post.author_id, post_id=post.pk
             )
     return sent
+
+
+def engaged_with(post: Post) -> set[int]:
+    """Who replied to, liked or reposted ``post`` (live replies and reposts).
+
+    Run by a task, never a page: replies and reposts are by many authors and
+    likes are keyed by the liker, so each is one statement over every shard
+    (post_replies_idx, post_reposts_idx, the likes' post index).
+    """
+    people = set(
+        Post.objects.visible()
+        .filter(Q(in_reply_to_id=post.pk) | Q(repost_of_id=post.pk))
+        .values_list("author_id", flat=True)
+    )
+    people.update(Like.objects.filter(post_id=post.pk).values_list("user_id", flat=True))
+    return people
+
+
+def notify_edited(*, post_id: str, version: int) -> int:
+    """An "edited" notification to everyone who replied, liked or reposted: once per edit."""
+    post = Post.objects.visible().with_id(post_id).first()
+    if post is None:
+        return 0
+    return sum(
+        notify(
+            recipient_id=person,
+            kind=Kind.EDITED,
+            actor_id=post.author_id,
+            post_id=post.pk,
+            edit=version,
+        )
+        for person in sorted(engaged_with(post))
+    )
 
 
 def mark_all_read(*, user: User) -> int:

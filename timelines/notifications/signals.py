@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from posts.signals import post_created, post_liked
+from posts.signals import post_created, post_edited, post_liked
 from relations.signals import followed
 from timelines.notifications import tasks
 from timelines.outbox import record
@@ -21,8 +21,15 @@ def notify_about_post(sender: Any, post_id: str, **kwargs: Any) -> None:
     record(tasks.notify_about_post, post_id)
 
 
+def notify_edited(sender: Any, post_id: str, version: int, **kwargs: Any) -> None:
+    """An edit: "edited" to who replied, liked or reposted; the newly @mentioned."""
+    record(tasks.notify_edited, post_id, version)
+    record(tasks.notify_about_post, post_id)
+
+
 def connect() -> None:
     """Connected from TimelinesConfig.ready(), each with a dispatch_uid."""
     followed.connect(notify_followed, dispatch_uid="timelines.notify_followed")
     post_liked.connect(notify_liked, dispatch_uid="timelines.notify_liked")
     post_created.connect(notify_about_post, dispatch_uid="timelines.notify_about_post")
+    post_edited.connect(notify_edited, dispatch_uid="timelines.notify_edited")

@@ -24,3 +24,8 @@ def notify_liked(post_id: str, author_id: int, user_id: int) -> None:
 @shared_task(name="timelines.notify_about_post", base=OutboxTask)
 def notify_about_post(post_id: str) -> None:
     services.notify_about_post(post_id=post_id)
+
+
+@shared_task(name="timelines.notify_edited", base=OutboxTask)
+def notify_edited(post_id: str, version: int) -> None:
+    services.notify_edited(post_id=post_id, version=version)

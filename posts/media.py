@@ -1,0 +1,319 @@
+"""Images of posts: checked by their content, re-encoded, stored, found, deleted.
+
+An upload is taken only if Pillow opens it as a JPEG, PNG, WebP or GIF
+(whatever its name says), of at most ``MAX_BYTES`` and ``MAX_PIXELS``
+(all frames of an animation counted); anything else is ``Refused`` with a
+sentence for the form. Pillow's decompression-bomb check is an error here,
+not a warning, and the pixel limit is read from the header, before a pixel
+is decoded. Every image is decoded and encoded again in its own format, with
+its EXIF orientation applied and no metadata at all (EXIF, GPS, XMP, ICC,
+comments): what is stored is pixels. A thumbnail (WebP, at most
+``THUMBNAIL_SIZE``) is what lists show; the detail page shows the original.
+
+Files go to ``storages["default"]`` (file system under MEDIA_ROOT, or any
+django-storages backend: settings) under random names. They are written
+before the post's transaction and deleted again if it fails, so a refused or
+failed request leaves no file behind. A deleted post's media are marked
+discarded in the delete's transaction; ``posts.tasks`` deletes their files,
+then the rows.
+"""
+
+import io
+import secrets
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import Storage, storages
+from django.core.files.uploadedfile import UploadedFile
+from django.utils import timezone
+from django.utils.text import Truncator
+from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+
+from posts import ids
+from posts.models import MAX_ALT_TEXT_LENGTH, Post, PostMedia
+
+MAX_IMAGES = 4
+MAX_BYTES = 10 * 1024 * 1024
+MAX_PIXELS = 40_000_000
+# Past this many frames an animation costs more to re-encode than it is worth.
+MAX_FRAMES = 500
+THUMBNAIL_SIZE = (640, 640)
+# Pillow format -> (content type, file extension).
+FORMATS = {
+    "JPEG": ("image/jpeg", "jpg"),
+    "PNG": ("image/png", "png"),
+    "WEBP": ("image/webp", "webp"),
+    "GIF": ("image/gif", "gif"),
+}
+# What pixels need of the source's info (animation timing, transparency);
+# everything else (exif, xmp, icc_profile, comment, dpi, text chunks) is dropped.
+_KEPT_INFO = ("duration", "loop", "transparency", "background", "disposal")
+
+
+class Refused(ValueError):
+    """An upload this site does not take; the message says why, for the form."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """An image checked and re-encoded, not stored yet."""
+
+    original: bytes
+    content_type: str
+    extension: str
+    width: int
+    height: int
+    thumbnail: bytes
+    thumbnail_width: int
+    thumbnail_height: int
+    alt_text: str
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def _frames(image: Image.Image, label: str) -> list[Image.Image]:
+    """Every frame, decoded, each checked against the limits before it is decoded."""
+    width, height = image.size
+    if width * height > MAX_PIXELS:
+        raise Refused(
+            f"{label} is {width} x {height} pixels: an image is at most "
+            f"{MAX_PIXELS // 1_000_000} megapixels."
+        )
+    if not getattr(image, "is_animated", False):
+        image.load()
+        return [ImageOps.exif_transpose(image)]
+    frames = []
+    for n, frame in enumerate(ImageSequence.Iterator(image), start=1):
+        if n > MAX_FRAMES:
+            raise Refused(f"{label} has more than {MAX_FRAMES} frames: at most {MAX_FRAMES}.")
+        if n * width * height > MAX_PIXELS:
+            raise Refused(
+                f"{label} is an animation of more than {n - 1} frames of {width} x {height}: "
+                f"at most {MAX_PIXELS // 1_000_000} megapixels in all."
+            )
+        frames.append(frame.copy())
+    return frames
+
+
+def _encode(frames: list[Image.Image], fmt: str, kept: dict) -> bytes:
+    """The frames in ``fmt`` with only ``kept`` of the source's info (animation, transparency)."""
+    first = frames[0]
+    if fmt == "JPEG" and first.mode not in ("RGB", "L"):
+        first = first.convert("RGB")
+    first.info = {}  # JPEG reads the comment from info: nothing of the source goes out
+    params: dict = {"quality": 90} if fmt in ("JPEG", "WEBP") else {}
+    if len(frames) > 1:
+        params.update(kept, save_all=True, append_images=frames[1:])
+    elif "transparency" in kept and fmt != "JPEG":
+        params["transparency"] = kept["transparency"]
+    out = io.BytesIO()
+    first.save(out, fmt, **params)
+    return out.getvalue()
+
+
+def _thumbnail(image: Image.Image) -> tuple[bytes, int, int]:
+    small = image.copy()
+    if small.mode not in ("RGB", "RGBA"):
+        alpha = "A" in small.mode or "transparency" in small.info
+        small = small.convert("RGBA" if alpha else "RGB")
+    small.info = {}
+    small.thumbnail(THUMBNAIL_SIZE)
+    out = io.BytesIO()
+    small.save(out, "WEBP", quality=80)
+    return out.getvalue(), small.width, small.height
+
+
+def prepare(upload: UploadedFile, *, alt_text: str = "", label: str = "The image") -> Prepared:
+    """Check one upload by its content and re-encode it; ``Refused`` says why not."""
+    if upload.size is not None and upload.size > MAX_BYTES:
+        raise Refused(f"{label} is {_megabytes(upload.size)}: an image is at most 10 MB.")
+    upload.seek(0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(upload, formats=list(FORMATS))
+            fmt = image.format or ""
+            kept = {k: image.info[k] for k in _KEPT_INFO if k in image.info}
+            frames = _frames(image, label)
+            original = _encode(frames, fmt, kept)
+            thumbnail, thumb_width, thumb_height = _thumbnail(frames[0])
+    except Refused:
+        raise
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise Refused(f"{label} has too many pixels to be an image we take.") from exc
+    except UnidentifiedImageError as exc:
+        raise Refused(f"{label} is not a JPEG, PNG, WebP or GIF image.") from exc
+    except Exception as exc:
+        # Untrusted bytes through C decoders: whatever goes wrong (OSError,
+        # SyntaxError, ValueError, EOFError, MemoryError...) the answer is no.
+        raise Refused(f"{label} could not be read: the file is damaged or incomplete.") from exc
+    content_type, extension = FORMATS[fmt]
+    return Prepared(
+        original=original,
+        content_type=content_type,
+        extension=extension,
+        width=frames[0].width,
+        height=frames[0].height,
+        thumbnail=thumbnail,
+        thumbnail_width=thumb_width,
+        thumbnail_height=thumb_height,
+        alt_text=alt_text,
+    )
+
+
+def prepare_all(uploads: Sequence[UploadedFile], alt_texts: Sequence[str]) -> list[Prepared]:
+    """A post's images, the i-th alt text with the i-th file; ``Refused`` on the first problem."""
+    if len(uploads) > MAX_IMAGES:
+        raise Refused(f"A post has at most {MAX_IMAGES} images (you chose {len(uploads)}).")
+    alt_texts = [alt.strip() for alt in alt_texts]
+    for n, alt in enumerate(alt_texts[len(uploads) :], start=len(uploads) + 1):
+        if alt:
+            raise Refused(f"Description {n} has no image: choose one, or leave it empty.")
+    for n, alt in enumerate(alt_texts, start=1):
+        if len(alt) > MAX_ALT_TEXT_LENGTH:
+            raise Refused(
+                f"Description {n} is {len(alt):,} characters: at most {MAX_ALT_TEXT_LENGTH:,}."
+            )
+    return [
+        prepare(
+            upload,
+            alt_text=alt_texts[n] if n < len(alt_texts) else "",
+            label=f"Image {n + 1} ({Truncator(upload.name or 'no name').chars(60)})",
+        )
+        for n, upload in enumerate(uploads)
+    ]
+
+
+# --- storage ---------------------------------------------------------------------------
+
+
+def storage() -> Storage:
+    return storages["default"]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A prepared image whose files are in the storage, with no row yet."""
+
+    image: Prepared
+    file: str
+    thumbnail: str
+
+
+def store(*, author_id: int, images: Sequence[Prepared]) -> list[Stored]:
+    """Write the files; on any failure delete what was written and raise."""
+    stored: list[Stored] = []
+    try:
+        for image in images:
+            token = secrets.token_urlsafe(16)
+            base = f"posts/{author_id}/{token}"
+            original = storage().save(f"{base}.{image.extension}", ContentFile(image.original))
+            try:
+                thumbnail = storage().save(f"{base}.thumb.webp", ContentFile(image.thumbnail))
+            except BaseException:
+                delete_files([original])
+                raise
+            stored.append(Stored(image=image, file=original, thumbnail=thumbnail))
+    except BaseException:
+        delete_files(names_of(stored))
+        raise
+    return stored
+
+
+def names_of(stored: Iterable[Stored]) -> list[str]:
+    return [name for item in stored for name in (item.file, item.thumbnail)]
+
+
+def delete_files(names: Iterable[str]) -> None:
+    """Delete these files; a missing one is fine (a retried task)."""
+    for name in names:
+        storage().delete(name)
+
+
+def attach(*, post: Post, stored: Sequence[Stored]) -> None:
+    """The rows of a new post's images; the caller holds the post's transaction."""
+    if not stored:
+        return
+    now = timezone.now()
+    # One INSERT each (four at most): bulk_create would take PostgreSQL's
+    # UNNEST path, whose char[] cast cuts the post id to one character
+    # (posts.fields.KeyField keeps its own column off that path; a key to it cannot).
+    for position, item in enumerate(stored):
+        PostMedia.objects.create(
+            author_id=post.author_id,
+            post_id=post.pk,
+            position=position,
+            alt_text=item.image.alt_text,
+            file=item.file,
+            thumbnail=item.thumbnail,
+            content_type=item.image.content_type,
+            width=item.image.width,
+            height=item.image.height,
+            thumbnail_width=item.image.thumbnail_width,
+            thumbnail_height=item.image.thumbnail_height,
+            size=len(item.image.original),
+            created_at=now,
+        )
+
+
+def discard(*, post: Post) -> int:
+    """Mark a deleted post's media for deletion: pages and the file view stop at once."""
+    return PostMedia.objects.filter(
+        author_id=post.author_id, post_id=post.pk, discarded_at__isnull=True
+    ).update(discarded_at=timezone.now())
+
+
+def discard_all(*, author_id: int) -> int:
+    """Mark every image of an author for deletion (account erasure)."""
+    return PostMedia.objects.filter(author_id=author_id, discarded_at__isnull=True).update(
+        discarded_at=timezone.now()
+    )
+
+
+def delete_discarded(*, author_id: int) -> int:
+    """Delete an author's discarded media: the files, then the rows. Idempotent."""
+    rows = PostMedia.objects.filter(author_id=author_id, discarded_at__isnull=False)
+    found = list(rows.values_list("pk", "file", "thumbnail"))
+    delete_files(name for _, file, thumbnail in found for name in (file, thumbnail))
+    PostMedia.objects.filter(author_id=author_id, pk__in=[pk for pk, _, _ in found]).delete()
+    return len(found)
+
+
+def authors_with_discarded(*, older_than_seconds: int) -> list[int]:
+    """Authors whose discarded media are still there this long after (a lost task)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    return list(
+        PostMedia.objects.filter(discarded_at__lt=cutoff)
+        .values_list("author_id", flat=True)
+        .distinct()
+    )
+
+
+# --- reads -------------------------------------------------------------------------------
+
+
+def media_by_post(posts: Iterable[Post]) -> dict[str, list[PostMedia]]:
+    """The live media of these posts, in order: one query a page, by (author, post)."""
+    post_ids = {post.pk for post in posts}
+    if not post_ids:
+        return {}
+    authors = {ids.author_of_post_id(post_id) for post_id in post_ids}
+    found: dict[str, list[PostMedia]] = {}
+    rows = PostMedia.objects.filter(
+        author_id__in=authors, post_id__in=post_ids, discarded_at__isnull=True
+    ).order_by("post_id", "position")
+    for item in rows:
+        found.setdefault(item.post_id, []).append(item)
+    return found
+
+
+def find(post: Post, position: int) -> PostMedia | None:
+    """One live image of a post: a probe of (author, post, position)."""
+    return PostMedia.objects.filter(
+        author_id=post.author_id, post_id=post.pk, position=position, discarded_at__isnull=True
+    ).first()

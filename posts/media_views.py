@@ -1,0 +1,66 @@
+"""``/posts/<id>/media/<n>/`` (and ``.../thumbnail/``): a post's image, to whoever may see the post.
+
+Why a view, not the storage's URL in the page: hiding a post (a moderator,
+a suspension, an account being deleted), deleting it, or a block must take
+its images away at once, and a file that anyone holding its URL can fetch
+cannot be taken back. So every image is answered by this view, which asks
+the same questions as the detail page (live, or hidden for a moderator; not
+blocked either way), one probe each by the post's author (the shard key):
+404 otherwise. On the file system (development, or a shared volume) the
+view sends the file; with another storage (S3 and the like through
+django-storages) it redirects to the storage's URL, which should be a
+signed, short-lived one (``querystring_auth``), so the check is still made
+for every page view. Storage names are random as well, so a bucket made
+public by mistake cannot be walked by guessing. Responses are ``private``:
+no shared cache keeps an image a moderator may hide.
+"""
+
+from django.core.files.storage import FileSystemStorage
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.cache import patch_cache_control
+from django.views.decorators.http import require_safe
+
+from posts import media, selectors
+from posts.models import Post
+from posts.moderation import services as moderation
+from posts.visibility import may_see
+
+# Browsers may keep an image this long: hiding a post takes it off pages at
+# once, and off a browser's cache after this.
+MAX_AGE_SECONDS = 600
+
+
+def _post_or_404(request: HttpRequest, post_id: str) -> Post:
+    """The post, if this reader may see it (a moderator: hidden ones too), else 404."""
+    if request.user.has_perm("posts.moderate"):
+        post = moderation.post_for_moderator(post_id)
+        if post is not None:
+            return post
+    post = selectors.get_visible_post(post_id)
+    viewer_id = request.user.pk if request.user.is_authenticated else None
+    if post is None or not may_see(viewer_id, post):
+        raise Http404("No such image.")
+    return post
+
+
+@require_safe
+def media_file(
+    request: HttpRequest, post_id: str, position: int, thumbnail: bool = False
+) -> HttpResponse:
+    post = _post_or_404(request, post_id)
+    item = media.find(post, position)
+    if item is None:
+        raise Http404("No such image.")
+    name, content_type = (
+        (item.thumbnail, "image/webp") if thumbnail else (item.file, item.content_type)
+    )
+    storage = media.storage()
+    if isinstance(storage, FileSystemStorage):
+        try:
+            response: HttpResponse = FileResponse(storage.open(name), content_type=content_type)
+        except FileNotFoundError as exc:
+            raise Http404("No such image.") from exc
+    else:
+        response = HttpResponseRedirect(storage.url(name))
+    patch_cache_control(response, private=True, max_age=MAX_AGE_SECONDS)
+    return response

@@ -1,0 +1,61 @@
+"""posts' Celery tasks: deleting the files of deleted posts' images, and the
+trending tags (Celery beat, feed_project/settings.py).
+
+A deleted post's media rows are marked discarded in the delete's transaction
+(``posts.media.discard``); on commit ``delete_discarded_media`` deletes the
+files, then the rows. The rows are their own to-do list: if the broker is
+down or the message is lost, ``sweep_discarded_media`` (Celery beat) finds
+them and queues the task again. Arguments are ids (JSON).
+"""
+
+import logging
+
+from celery import shared_task
+from django.db import DatabaseError, transaction
+from kombu.exceptions import OperationalError
+
+from feed_project.celery import FailFastTask
+from posts import media, tags
+
+logger = logging.getLogger(__name__)
+
+# Discarded media still there this long after are queued again by the sweep:
+# long enough for a queued task to have run.
+SWEEP_AFTER_SECONDS = 600
+
+
+class MediaTask(FailFastTask):
+    acks_late = True
+    autoretry_for = (DatabaseError, OSError)
+    retry_backoff = True
+    max_retries = 8
+
+
+@shared_task(name="posts.delete_discarded_media", base=MediaTask)
+def delete_discarded_media(author_id: int) -> None:
+    media.delete_discarded(author_id=author_id)
+
+
+@shared_task(name="posts.sweep_discarded_media", base=MediaTask)
+def sweep_discarded_media() -> None:
+    for author_id in media.authors_with_discarded(older_than_seconds=SWEEP_AFTER_SECONDS):
+        _queue(author_id)
+
+
+def _queue(author_id: int) -> None:
+    try:
+        delete_discarded_media.delay(author_id)
+    except (OperationalError, OSError) as exc:
+        # The rows stay discarded: the sweep queues the task again later.
+        logger.warning("could not queue the media deletion of author %s: %r", author_id, exc)
+
+
+def delete_files_on_commit(*, author_id: int) -> None:
+    """Queue the deletion of an author's discarded media once the transaction commits."""
+    transaction.on_commit(lambda: _queue(author_id))
+
+
+@shared_task(name="posts.compute_trending", acks_late=True, ignore_result=True)
+def compute_trending() -> int:
+    """Rewrite the trending tags; idempotent (each run replaces the table). How many."""
+    return len(tags.compute_trending())
