@@ -84,6 +84,7 @@ class PostEdit(models.Model):
     written_at = models.DateTimeField()
     # Every field an edit may change (posts.edits.EDITABLE_FIELDS), as it was.
     text = models.TextField(blank=True)
+    spoiler_text = models.CharField(max_length=200, blank=True, default="", db_default="")
 
     def __str__(self) -> str:
         return f"{self.post_id} v{self.version}"

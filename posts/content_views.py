@@ -11,6 +11,7 @@ from feed_project.pagination import Cursor
 from feed_project.ratelimits import retry_after, too_many_requests
 from posts import edits, ids, selectors, tags
 from posts.forms import EditForm
+from posts.media import media_by_post
 from posts.models import Post
 from posts.visibility import may_see
 
@@ -60,13 +61,17 @@ def edit(request: HttpRequest, post_id: str) -> HttpResponse:
     if wait is not None:
         return too_many_requests(request, wait)
     initial = {name: getattr(post, name) for name in edits.EDITABLE_FIELDS}
-    form = EditForm(request.POST if request.method == "POST" else None, initial=initial)
+    images = media_by_post([post]).get(post.pk, [])
+    data = request.POST if request.method == "POST" else None
+    form = EditForm(data, initial=initial, images=len(images))
+    context = {"post": post, "form": form, "images": images}
     if request.method == "POST":
         if form.is_valid():
-            edits.edit_post(post=post, changes=form.cleaned_data)
+            alt_texts = form.cleaned_data.pop("alt_texts")
+            edits.edit_post(post=post, changes=form.cleaned_data, alt_texts=alt_texts)
             return redirect("posts:detail", post_id=post.pk)
-        return render(request, "posts/edit.html", {"post": post, "form": form}, status=400)
-    return render(request, "posts/edit.html", {"post": post, "form": form})
+        return render(request, "posts/edit.html", context, status=400)
+    return render(request, "posts/edit.html", context)
 
 
 @require_safe

@@ -10,10 +10,11 @@ per edit) and the newly mentioned.
 
 Which fields an edit may change is ``EDITABLE_FIELDS``: each is a column of
 both ``Post`` and ``PostEdit`` and a field of ``posts.forms.EditForm``. The
-content warning (``spoiler_text``) and alt texts join when they exist: add the
-name here, the column to ``PostEdit`` (a migration), the field to the form.
+descriptions of the images (alt texts) change with an edit too, in place
+(images themselves never change); the history keeps the text and warning.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,10 +23,10 @@ from django.utils import timezone
 
 from posts import tags
 from posts.mentions import existing_mentions
-from posts.models import Post, PostEdit
+from posts.models import Post, PostEdit, PostMedia
 from posts.signals import post_edited
 
-EDITABLE_FIELDS: tuple[str, ...] = ("text",)
+EDITABLE_FIELDS: tuple[str, ...] = ("text", "spoiler_text")
 
 
 def may_edit(*, user_id: int | None, post: Post) -> bool:
@@ -39,8 +40,24 @@ def may_edit(*, user_id: int | None, post: Post) -> bool:
     )
 
 
-def edit_post(*, post: Post, changes: dict[str, str]) -> bool:
-    """Apply ``changes`` (of EDITABLE_FIELDS) to ``post``; False when nothing changed.
+def _write_alt_texts(post: Post, alt_texts: Sequence[str]) -> bool:
+    """Set the descriptions of the post's images, in order; whether any changed."""
+    images = PostMedia.objects.filter(
+        author_id=post.author_id, post_id=post.pk, discarded_at__isnull=True
+    ).order_by("position")
+    changed = False
+    for image, alt in zip(images, alt_texts, strict=False):
+        if image.alt_text != alt:
+            PostMedia.objects.filter(author_id=post.author_id, pk=image.pk).update(alt_text=alt)
+            changed = True
+    return changed
+
+
+def edit_post(
+    *, post: Post, changes: dict[str, str], alt_texts: Sequence[str] | None = None
+) -> bool:
+    """Apply ``changes`` (of EDITABLE_FIELDS) and the images' ``alt_texts`` to ``post``;
+    False when nothing changed.
 
     One transaction on the author's shard: the post's row is locked, so two
     edits at once number their versions one after the other.
@@ -48,7 +65,10 @@ def edit_post(*, post: Post, changes: dict[str, str]) -> bool:
     with transaction.atomic():
         current = Post.objects.select_for_update().with_id(post.pk).get()
         changes = {name: value for name, value in changes.items() if name in EDITABLE_FIELDS}
-        if all(getattr(current, name) == value for name, value in changes.items()):
+        alts_changed = alt_texts is not None and _write_alt_texts(current, alt_texts)
+        if not alts_changed and all(
+            getattr(current, name) == value for name, value in changes.items()
+        ):
             return False
         last = (
             PostEdit.objects.filter(author_id=current.author_id, post_id=current.pk)
@@ -87,6 +107,7 @@ class Version:
     number: int
     written_at: datetime
     text: str
+    spoiler_text: str = ""
     current: bool = False
 
 
@@ -95,11 +116,12 @@ def history(post: Post) -> list[Version]:
     earlier = PostEdit.objects.filter(author_id=post.author_id, post_id=post.pk).order_by(
         "-version"
     )
-    versions = [Version(row.version, row.written_at, row.text) for row in earlier]
+    versions = [Version(row.version, row.written_at, row.text, row.spoiler_text) for row in earlier]
     newest = Version(
         number=len(versions) + 1,
         written_at=post.edited_at or post.created_at,
         text=post.text,
+        spoiler_text=post.spoiler_text,
         current=True,
     )
     return [newest, *versions]

@@ -4,7 +4,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from posts import media as post_media
-from posts.models import MAX_POST_LENGTH, MAX_SPOILER_LENGTH
+from posts.models import MAX_ALT_TEXT_LENGTH, MAX_POST_LENGTH, MAX_SPOILER_LENGTH
 from posts.post_length import MAX_RAW_LENGTH, URL_LENGTH, post_length
 
 
@@ -116,8 +116,8 @@ class QuoteForm(forms.Form):
 
 
 class EditForm(forms.Form):
-    """``/posts/<id>/edit/``: the fields of posts.edits.EDITABLE_FIELDS (``spoiler_text``
-    and alt texts join them where those exist)."""
+    """``/posts/<id>/edit/``: the fields of posts.edits.EDITABLE_FIELDS, and the
+    descriptions of the post's images (``media_alt``, one per image, in order)."""
 
     text = PostTextField(
         max_length=MAX_POST_LENGTH,
@@ -125,3 +125,27 @@ class EditForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         error_messages=PostForm.base_fields["text"].error_messages,
     )
+    spoiler_text = forms.CharField(
+        required=False,
+        max_length=MAX_SPOILER_LENGTH,
+        label="Content warning (optional)",
+        error_messages=PostForm.base_fields["spoiler_text"].error_messages,
+    )
+
+    def __init__(self, *args: Any, images: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.images = images
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        sent = self.data.getlist("media_alt") if hasattr(self.data, "getlist") else []
+        if len(sent) > self.images:
+            self.add_error(None, f"This post has {self.images} image(s): one description each.")
+        for n, alt in enumerate(sent, 1):
+            if len(alt) > MAX_ALT_TEXT_LENGTH:
+                self.add_error(
+                    None,
+                    f"Description {n} is {len(alt):,} characters: at most {MAX_ALT_TEXT_LENGTH:,}.",
+                )
+        cleaned["alt_texts"] = sent if self.is_bound and "media_alt" in self.data else None
+        return cleaned

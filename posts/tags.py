@@ -20,10 +20,11 @@ from datetime import datetime, timedelta
 from urllib.parse import quote
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
+from feed_project import sharding
 from feed_project.pagination import Cursor, Page, keyset_page
 from posts import ids
 from posts.content_models import MAX_TAG_LENGTH, PostTag, TrendingTag
@@ -122,18 +123,37 @@ def tag_page(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int | No
     are skipped by the scan, so a page is always full while posts remain.
     """
     limit = limit or settings.FEED_PAGE_SIZE
+    if sharding.on_citus(connection):
+        return _tag_page_routed(tag=tag, viewer_id=viewer_id, cursor=cursor, limit=limit)
     rows = (
         PostTag.objects.filter(tag=tag, post__deleted_at__isnull=True, post__hidden_at__isnull=True)
         # Joined on the id alone. The author too (the distribution column, which
         # Citus needs to join inside each shard) makes PostgreSQL take the two
         # conditions for independent, expect one row, and hash-join and sort a
         # whole tag: 27 s against 13 ms cold over 1,000,000 posts (bench_search
-        # --tags). docs/SCALING.md: the Citus form is left to do.
+        # --tags). On Citus, _tag_page_routed (docs/SCALING.md).
         .select_related("post", "post__author")
     )
     rows = visible_to(rows, viewer_id)
     page = keyset_page(rows, field="timeline_key", cursor=cursor, limit=limit)
     return Page(items=[row.post for row in page.items], older=page.older, newer=page.newer)
+
+
+def _tag_page_routed(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int) -> Page:
+    """``tag_page`` on a Citus cluster, which cannot join a tag row to its post on the
+    id alone: a page of the tag's rows (every shard, one index range each), then the
+    posts by ``with_ids`` (each on its author's shard). A post deleted or hidden
+    since is left out after the page, so such a page holds fewer than ``limit``."""
+    rows = visible_to(PostTag.objects.filter(tag=tag), viewer_id)
+    page = keyset_page(rows, field="timeline_key", cursor=cursor, limit=limit)
+    posts = (
+        Post.objects.with_ids([row.post_id for row in page.items])
+        .visible()
+        .select_related("author")
+        .in_bulk()
+    )
+    items = [posts[row.post_id] for row in page.items if row.post_id in posts]
+    return Page(items=items, older=page.older, newer=page.newer)
 
 
 def tagged_post_ids(tag: str) -> QuerySet:
@@ -150,11 +170,16 @@ def compute_trending(*, now: datetime | None = None) -> list[TrendingTag]:
     now = now or timezone.now()
     time = max(0, ids.time_of(now - TRENDING_WINDOW))
     since = ids.make_timeline_key(ids.KeyParts(time=time, author=0, seq=0))
+    recent = PostTag.objects.filter(timeline_key__gte=since)
+    if sharding.on_citus(connection):
+        # No join of a tag row to its post on the id alone there: the window's
+        # live posts as a list first (Citus plans the subquery on its own).
+        live = Post.objects.visible().filter(timeline_key__gte=since).values("id")
+        recent = recent.filter(post_id__in=live)
+    else:
+        recent = recent.filter(post__deleted_at__isnull=True, post__hidden_at__isnull=True)
     counted = (
-        PostTag.objects.filter(
-            timeline_key__gte=since, post__deleted_at__isnull=True, post__hidden_at__isnull=True
-        )
-        .values("tag")
+        recent.values("tag")
         .annotate(authors=Count("author_id", distinct=True))
         .order_by("-authors", "tag")[:TRENDING_SHOWN]
     )

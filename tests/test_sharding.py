@@ -41,8 +41,8 @@ ALLOWED = [
         r'FROM "posts_posttag" INNER JOIN "posts_post" ON .*"posts_posttag"\."tag" = ',
         "a tag page: the tag index is distributed by author beside the posts, so a tag's "
         "posts are on every shard (one post_tag_page_idx range scan each; docs/SCALING.md); "
-        "its join to the posts on the id alone is left to do for Citus",
-        pending=True,
+        "joined on the id alone here, read in two routed statements on Citus "
+        "(posts.tags._tag_page_routed)",
     ),
     Allowed(
         r'FROM "posts_like" WHERE "posts_like"\."post_id" = ',

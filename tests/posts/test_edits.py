@@ -6,8 +6,9 @@ import pytest
 
 from posts.content_models import PostEdit
 from posts.edits import edit_post, history
-from posts.models import Post
+from posts.models import Post, PostMedia
 from posts.services import create_post, delete_post, like, repost
+from tests import images
 from tests.factories import UserFactory
 from timelines.notifications.models import Notification
 from timelines.notifications.services import notify_edited
@@ -160,7 +161,67 @@ def test_who_replied_liked_or_reposted_is_notified_once_per_edit(
     assert notify_edited(post_id=post.pk, version=2) == 0
 
 
-def test_an_edit_of_text_only_leaves_other_fields_for_the_content_warning_hook(alice):
+def test_an_edit_changes_only_the_editable_fields(alice):
     post = create_post(author=alice, text="t")
     assert edit_post(post=post, changes={"text": "u", "not_a_field": "x"})
     assert Post.objects.get(pk=post.pk).text == "u"
+
+
+@pytest.mark.embedded
+def test_the_author_edits_the_content_warning_and_the_history_keeps_the_old_one(client, alice):
+    post = create_post(author=alice, text="the ending", spoiler_text="spoilers")
+    client.force_login(alice)
+
+    client.post(f"/posts/{post.pk}/edit/", {"text": "the ending", "spoiler_text": "film ending"})
+
+    post.refresh_from_db()
+    assert post.spoiler_text == "film ending" and post.edited_at is not None
+    page = client.get(f"/posts/{post.pk}/").content.decode()
+    assert re.search(r"<summary>.*film ending</summary>", page)
+    versions = history(post)
+    assert [v.spoiler_text for v in versions] == ["film ending", "spoilers"]
+    history_page = client.get(f"/posts/{post.pk}/history/").content.decode()
+    assert "Content warning: spoilers" in history_page
+
+
+@pytest.mark.embedded
+def test_the_author_edits_the_descriptions_of_the_images_not_the_images(client, alice, media_root):
+    client.force_login(alice)
+    upload = [
+        images.upload("a.png", images.image_bytes("PNG", (40, 30)), "image/png"),
+        images.upload("b.png", images.image_bytes("PNG", (30, 40)), "image/png"),
+    ]
+    client.post("/posts/new/", {"text": "two", "media": upload, "media_alt": ["cat", "dog"]})
+    post = Post.objects.get(author=alice)
+    form = client.get(f"/posts/{post.pk}/edit/").content.decode()
+    assert ">cat</textarea>" in form and ">dog</textarea>" in form
+
+    client.post(
+        f"/posts/{post.pk}/edit/",
+        {"text": "two", "spoiler_text": "", "media_alt": ["a cat", "dog"]},
+    )
+
+    alts = list(PostMedia.objects.filter(post_id=post.pk).order_by("position"))
+    assert [m.alt_text for m in alts] == ["a cat", "dog"]
+    assert 'alt="a cat"' in client.get(f"/posts/{post.pk}/").content.decode()
+    post.refresh_from_db()
+    assert post.edited_at is not None
+
+
+@pytest.mark.embedded
+@pytest.mark.parametrize(
+    "alts", [["one", "two"], ["x" * 1501]], ids=["more-than-images", "too-long"]
+)
+def test_bad_descriptions_in_an_edit_are_a_form_error(client, alice, alts, media_root):
+    client.force_login(alice)
+    upload = [images.upload("a.png", images.image_bytes("PNG", (40, 30)), "image/png")]
+    client.post("/posts/new/", {"text": "one", "media": upload, "media_alt": ["cat"]})
+    post = Post.objects.get(author=alice)
+
+    response = client.post(
+        f"/posts/{post.pk}/edit/", {"text": "changed", "spoiler_text": "", "media_alt": alts}
+    )
+
+    assert response.status_code == 400
+    post.refresh_from_db()
+    assert post.text == "one" and PostMedia.objects.get(post_id=post.pk).alt_text == "cat"

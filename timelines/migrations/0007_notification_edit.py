@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='notification',
             name='edit',
-            field=models.PositiveIntegerField(db_default=0, default=0),
+            field=models.IntegerField(db_default=0, default=0),
         ),
         migrations.AlterField(
             model_name='notification',
@@ -30,5 +30,9 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name='notification',
             constraint=models.UniqueConstraint(fields=('recipient', 'kind', 'actor', 'post', 'edit'), name='one_notification_per_event', nulls_distinct=False),
+        ),
+        migrations.AddConstraint(
+            model_name='notification',
+            constraint=models.CheckConstraint(condition=models.Q(edit__gte=0), name='notification_edit_not_negative'),
         ),
     ]

@@ -34,8 +34,10 @@ class Notification(models.Model):
         db_constraint=False,
     )
     # Which edit of ``post`` an "edited" notification is about (its PostEdit
-    # version): one notification per edit. 0 for every other kind.
-    edit = models.PositiveIntegerField(default=0, db_default=0)
+    # version): one notification per edit. 0 for every other kind. Not a
+    # PositiveIntegerField: its unnamed CHECK, added with the column, is a
+    # statement Citus refuses; the named constraint below is added apart.
+    edit = models.IntegerField(default=0, db_default=0)
     created_at = models.DateTimeField()
     read_at = models.DateTimeField(null=True, blank=True)
 
@@ -50,6 +52,9 @@ class Notification(models.Model):
                 fields=["recipient", "kind", "actor", "post", "edit"],
                 name="one_notification_per_event",
                 nulls_distinct=False,
+            ),
+            models.CheckConstraint(
+                condition=models.Q(edit__gte=0), name="notification_edit_not_negative"
             ),
         ]
 
