@@ -1,5 +1,6 @@
 # make run: install, migrate, seed the demo world, serve on 127.0.0.1:8000 (SQLite, no Redis).
-# make test: install, lint, whole suite on PostgreSQL + Redis, then a smoke run on SQLite.
+# make test: install, lint, whole suite on PostgreSQL + Redis, the cache suites on a
+#   Redis Cluster (make test-redis-cluster), then a smoke run on SQLite.
 # make test-citus: the whole suite on a local Citus cluster (needs the citus extension).
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +10,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/feed_test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run test test-citus lint smoke clean chromium wrk
+.PHONY: install run test test-redis-cluster test-citus lint smoke clean chromium wrk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,7 +57,20 @@ test: install lint chromium
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python scripts/check_services.py
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) RATELIMIT_ENABLED=0 \
 		$(BIN)/pytest -p no:cacheprovider
+	$(MAKE) test-redis-cluster
 	$(MAKE) smoke
+
+# The suites that use the caches, with the whole site's cache on a Redis Cluster
+# of three masters started for the run (tests/private_redis.py); the broker stays
+# a single Redis (Celery's Redis transport does not speak Cluster).
+REDIS_CLUSTER_SUITE := tests/timelines/test_feed_invariant.py tests/timelines/test_feed_rules.py \
+	tests/timelines/test_home_view.py tests/timelines/test_new_posts_endpoint.py \
+	tests/timelines/test_trim_throttle.py tests/feed_project/test_ratelimits.py
+
+test-redis-cluster: install
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) RATELIMIT_ENABLED=0 \
+		$(BIN)/python -m tests.private_redis cluster -- \
+		$(BIN)/pytest -p no:cacheprovider $(REDIS_CLUSTER_SUITE)
 
 # The whole suite on a throwaway Citus cluster (a coordinator and two workers on
 # loopback ports) when the citus extension is installed; exit 2 when it is not.

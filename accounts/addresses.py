@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts import claims
 from accounts.models import User
 from accounts.tasks import enqueue_on_commit, send_address_in_use_mail, send_verification_mail
 
@@ -43,8 +44,9 @@ def claim(*, user: User, address: str, base_url: str) -> None:
     same either way; the mailbox's owner reads which mail it was.
     """
     try:
-        with transaction.atomic():  # losing to the unique constraint spoils only this
+        with transaction.atomic():  # losing to the address's claim spoils only this
             User.objects.filter(pk=user.pk).update(email=address)
+            claims.take_email(user_id=user.pk, address=address)
     except IntegrityError:
         User.objects.filter(pk=user.pk).update(unconfirmed_email=address)
         user.unconfirmed_email = address
@@ -95,6 +97,8 @@ def confirm(*, user_id: int, address: str) -> Outcome:
                     User.objects.filter(pk=user.pk).update(
                         email=user.unconfirmed_email, unconfirmed_email="", email_verified_at=now
                     )
+                    claims.release_email(user_id=user.pk, address=user.email)
+                    claims.take_email(user_id=user.pk, address=user.unconfirmed_email)
             except IntegrityError:
                 return Outcome.TAKEN
             return Outcome.VERIFIED

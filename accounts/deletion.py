@@ -31,7 +31,7 @@ from django.contrib.admin.models import LogEntry
 from django.db import transaction
 from django.utils import timezone
 
-from accounts import sessions, tasks
+from accounts import claims, sessions, tasks
 from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User, UserSession
 from accounts.signals import account_deactivated, account_erasing, account_reactivated
 
@@ -101,6 +101,8 @@ def erase(*, user_id: int, now: datetime | None = None) -> bool:
         user.groups.clear()
         user.user_permissions.clear()
         user.set_unusable_password()
+        # The username's claim stays with the tombstone; the address is free again.
+        claims.release_email(user_id=user.pk, address=user.email)
         User.objects.filter(pk=user.pk).update(
             password=user.password,
             email="",

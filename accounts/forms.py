@@ -5,11 +5,19 @@ from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from accounts import registration, twofactor
+from accounts import claims, registration, twofactor
 from accounts.addresses import normalize
 from accounts.models import Invite, User, username_validator
 
 INVITE_INVALID = "This invite link has expired, been used up, or is not a real invite."
+
+
+def _normalized_email(address: str) -> str:
+    """The address as stored: its domain lower-cased, which may lengthen it ("İ")."""
+    address = normalize(address)
+    if len(address) > 254:
+        raise ValidationError("That address is too long.", code="max_length")
+    return address
 
 
 def _email_field(label: str = "E-mail") -> forms.EmailField:
@@ -66,12 +74,12 @@ class SignupForm(forms.Form):
         self.invite: Invite | None = None
 
     def clean_email(self) -> str:
-        return normalize(self.cleaned_data["email"])
+        return _normalized_email(self.cleaned_data["email"])
 
     def clean_username(self) -> str:
         username: str = self.cleaned_data["username"]
-        # The database constraint is on lower(username): "Alice" and "alice" are one name.
-        if User.objects.filter(username__iexact=username).exists():
+        # "Alice" and "alice" are one name (accounts.claims holds it on every database).
+        if claims.username_taken(username):
             raise ValidationError("That username is taken.", code="taken")
         return username
 
@@ -137,7 +145,7 @@ class EmailChangeForm(forms.Form):
         self.user = user
 
     def clean_email(self) -> str:
-        return normalize(self.cleaned_data["email"])
+        return _normalized_email(self.cleaned_data["email"])
 
     def clean_password(self) -> str:
         password: str = self.cleaned_data["password"]

@@ -1,7 +1,9 @@
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.core.validators import RegexValidator
-from django.db import models
+from django.db import models, transaction
 from django.db.models.functions import Lower
 
 username_validator = RegexValidator(
@@ -11,8 +13,11 @@ username_validator = RegexValidator(
 
 class CaseInsensitiveUserManager(UserManager):
     def get_by_natural_key(self, username: str) -> "User":
-        # Log-in with "Alice" finds alice: usernames are unique case-insensitively.
-        return self.get(username__iexact=username)
+        # Log-in with "Alice" finds alice: usernames are unique case-insensitively,
+        # and found through their claim (accounts.claims): one shard on Citus.
+        from accounts import claims
+
+        return claims.users_named(username).get()
 
 
 class User(AbstractUser):
@@ -65,6 +70,22 @@ class User(AbstractUser):
     def __str__(self) -> str:
         return self.username
 
+    @classmethod
+    def from_db(cls, db, field_names, values):  # type: ignore[no-untyped-def]
+        user = super().from_db(db, field_names, values)
+        user._claimed = (user.__dict__.get("username"), user.__dict__.get("email"))
+        return user
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save the row and, in its transaction, its username and e-mail claims
+        (accounts.claims): a name or address taken by another account raises
+        IntegrityError, as the unique constraints do on plain PostgreSQL."""
+        from accounts import claims
+
+        with transaction.atomic(using=kwargs.get("using")):
+            super().save(*args, **kwargs)
+            claims.sync(self)
+
     @property
     def name(self) -> str:
         return self.display_name or self.username
@@ -72,6 +93,41 @@ class User(AbstractUser):
     @property
     def email_verified(self) -> bool:
         return self.email_verified_at is not None and bool(self.email)
+
+
+class UsernameClaim(models.Model):
+    """A username taken, lower-cased: its owner, and its case-insensitive uniqueness
+    on every database (accounts.claims).
+
+    On Citus ``accounts_user`` is distributed by id, so no constraint there can
+    keep "Alice" and "alice" apart, and a look-up by name would read every
+    shard; this table is distributed by the name itself. Kept after an
+    account's erasure: a username is never given out again.
+    """
+
+    name = models.CharField(max_length=30, primary_key=True)
+    # Another shard's row (a group of its own): not a database constraint.
+    user = models.ForeignKey(
+        "User", on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EmailClaim(models.Model):
+    """An e-mail address in use as some account's ``email``, lower-cased: as
+    ``UsernameClaim``, distributed by the address. Released when the account
+    moves to another address or is erased."""
+
+    # Twice an address's 254: lower-casing may lengthen it ("İ" becomes two code points).
+    address = models.CharField(max_length=508, primary_key=True)
+    user = models.ForeignKey(
+        "User", on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+
+    def __str__(self) -> str:
+        return self.address
 
 
 # Every table below is keyed by its user first: they will be distributed by

@@ -28,9 +28,9 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.hashers import make_password
 from django.db import connection, transaction
-from django.db.models.functions import Lower
 from django.utils import timezone
 
+from accounts import claims
 from accounts.models import User
 from bench.bulk import BULK_BATCH, Progress, chunks, no_progress, write_rows
 from bench.words import ENGLISH_WORDS, FIRST_NAMES, LAST_NAMES
@@ -82,7 +82,7 @@ class WorldReport:
 
 
 def demo_user_exists() -> bool:
-    return User.objects.filter(username__iexact=DEMO_USERNAME).exists()
+    return claims.username_taken(DEMO_USERNAME)
 
 
 def build_world(
@@ -201,13 +201,9 @@ def usernames(rng: random.Random, n: int) -> list[str]:
     ]
     taken: set[str] = set()
     for chunk in chunks(names[1:], 5000):
-        taken.update(
-            User.objects.annotate(lower=Lower("username"))
-            .filter(lower__in=chunk)
-            .values_list("lower", flat=True)
-        )
+        taken.update(claims.user_ids_named(chunk))
     # "_" cannot end a generated name, so the new name is not one of the others.
-    return [name + "_" if name in taken else name for name in names]
+    return [name + "_" if name.lower() in taken else name for name in names]
 
 
 def _insert_users(
@@ -255,7 +251,12 @@ def _insert_users(
             "username", "pk"
         )
     )
-    return [by_name[account.username] for account in accounts]
+    user_ids = [by_name[account.username] for account in accounts]
+    claims.claim_bulk(
+        (pk, account.username, account.email)
+        for pk, account in zip(user_ids, accounts, strict=True)
+    )
+    return user_ids
 
 
 def _insert_follows(

@@ -113,7 +113,10 @@ def ensure_world(spec: HttpSpec, *, rebuild: bool, log: Log) -> World:
             )
         log("dropping the old world")
         with connection.cursor() as db:
-            db.execute("TRUNCATE accounts_user, posts_post, timelines_inboxentry CASCADE")
+            db.execute(
+                "TRUNCATE accounts_user, accounts_usernameclaim, accounts_emailclaim, "
+                "posts_post, timelines_inboxentry CASCADE"
+            )
         reader = None
     elif reader is None and User.objects.exists():
         raise HttpBenchError("this database has users but no bench_http world: use an empty one")

@@ -25,6 +25,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
+from accounts import claims
 from accounts.models import User
 from bench.bulk import Progress, no_progress, write_rows
 from bench.words import ENGLISH_WORDS, word_list
@@ -113,7 +114,7 @@ def build_world(spec: WorldSpec, *, log: Log, progress: Progress = no_progress) 
     with transaction.atomic():
         with connection.cursor() as cursor:
             log("Emptying the bench database's posts and users ...")
-            cursor.execute("TRUNCATE posts_post, accounts_user CASCADE")
+            cursor.execute("TRUNCATE posts_post, accounts_user, accounts_usernameclaim CASCADE")
             # Loading into a table without its GIN index, then building it, is
             # several times faster than updating the index row by row.
             cursor.execute("DROP INDEX IF EXISTS post_search_document_idx")
@@ -135,6 +136,7 @@ def build_world(spec: WorldSpec, *, log: Log, progress: Progress = no_progress) 
             for index in range(spec.authors)
         ]
         User.objects.bulk_create(users, batch_size=5000)
+        claims.claim_bulk((user.pk, user.username, user.email) for user in users)
         author_ids = [user.pk for user in users]
 
         def rows() -> Iterator[tuple]:

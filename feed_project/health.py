@@ -38,9 +38,14 @@ def check_database() -> None:
 
 def check_redis() -> None:
     from django_redis import get_redis_connection
+    from redis.cluster import RedisCluster
 
     # The cache ignores its errors (IGNORE_EXCEPTIONS); its raw client does not.
-    get_redis_connection("default").ping()
+    redis = get_redis_connection("default")
+    if isinstance(redis, RedisCluster):
+        redis.ping(target_nodes=RedisCluster.PRIMARIES)  # each master holds readers' caches
+    else:
+        redis.ping()
 
 
 def check_broker() -> None:

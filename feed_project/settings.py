@@ -15,6 +15,9 @@ from urllib.parse import urlsplit
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from feed_project.redis_cluster import CACHE_OPTIONS as CLUSTER_CACHE_OPTIONS
+from feed_project.redis_cluster import is_cluster_url, startup_nodes
+
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -163,16 +166,26 @@ if not 0 < SERVICE_TIMEOUT_SECONDS <= 60:
 # A cache: it may lose everything (run it without persistence, README) and the
 # site never serves what it missed (timelines.cache). Also the broker, unless
 # CELERY_BROKER_URL names another.
+# A Redis Cluster is named by redis+cluster:// (rediss+cluster:// with TLS) and
+# one or more of its nodes, comma-separated: feed_project.redis_cluster.
 REDIS_URL: str = _read("REDIS_URL", "str", "")
+REDIS_CLUSTER: bool = is_cluster_url(REDIS_URL)
 if REDIS_URL:
-    if not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    if REDIS_CLUSTER:
+        try:
+            startup_nodes(REDIS_URL)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"Environment variable REDIS_URL: {exc}") from exc
+    elif not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
         raise ImproperlyConfigured(
-            "Environment variable REDIS_URL must start with redis://, rediss:// or unix://"
+            "Environment variable REDIS_URL must start with redis://, rediss://, unix:// "
+            "or, for a Redis Cluster, redis+cluster:// or rediss+cluster://"
         )
     CACHES = {
         "default": {
             "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": REDIS_URL,
+            # A list: django-redis would split a cluster's comma-separated nodes.
+            "LOCATION": [REDIS_URL] if REDIS_CLUSTER else REDIS_URL,
             "KEY_PREFIX": "feed",
             "OPTIONS": {
                 # A Redis that is down or hung must cost a page milliseconds,
@@ -183,6 +196,8 @@ if REDIS_URL:
             },
         }
     }
+    if REDIS_CLUSTER:
+        CACHES["default"]["OPTIONS"] |= CLUSTER_CACHE_OPTIONS
     DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -2,8 +2,7 @@
 
 import re
 
-from django.db.models.functions import Lower
-
+from accounts import claims
 from accounts.models import User
 
 # Usernames are letters, digits and underscores (accounts.models); an "@" right
@@ -26,13 +25,12 @@ def mentioned_usernames(text: str) -> list[str]:
 
 def existing_mentions(text: str) -> str:
     """``Post.mentions`` of ``text``: the mentioned usernames of active people, lower-cased,
-    space-separated (the mentions shown as links). One lookup by username, none without."""
+    space-separated (the mentions shown as links). Two routed look-ups, none without."""
     names = mentioned_usernames(text)
     if not names:
         return ""
-    found = set(
-        User.objects.annotate(name=Lower("username"))
-        .filter(name__in=names, is_active=True)
-        .values_list("name", flat=True)
+    by_name = claims.user_ids_named(names)  # routed by name (accounts.claims)
+    active = set(
+        User.objects.filter(pk__in=by_name.values(), is_active=True).values_list("pk", flat=True)
     )
-    return " ".join(name for name in names if name in found)
+    return " ".join(name for name in names if by_name.get(name) in active)

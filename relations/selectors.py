@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Q
 
+from accounts import claims
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
 from relations import visibility
@@ -144,7 +145,7 @@ def profile_person(*, username: str, viewer: User | AnonymousUser) -> User | Non
     one more query, each user's rows read on their own shard).
     """
     # An account being deleted (or erased) is gone for everyone (accounts.deletion).
-    person = User.objects.filter(username__iexact=username, deletion_due_at__isnull=True).first()
+    person = claims.users_named(username).filter(deletion_due_at__isnull=True).first()
     if person is not None and viewer.is_authenticated:
         for name, value in visibility.where_viewer_stands(viewer.pk, person.pk).items():
             setattr(person, name, value)

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
+from accounts import claims
 from accounts.models import User
 from feed_project.http import redirect_back
 from feed_project.pagination import Cursor, Page
@@ -17,7 +18,7 @@ from relations.services import BlockedError, SelfFollowError
 
 def _user_or_404(username: str) -> User:
     # Usernames are unique case-insensitively: /@Alice/ is alice's page.
-    return get_object_or_404(User, username__iexact=username)
+    return get_object_or_404(claims.users_named(username))
 
 
 def _redirect_back(request: HttpRequest, person: User) -> HttpResponse:

@@ -1,3 +1,4 @@
+import logging
 import os
 
 import pytest
@@ -46,6 +47,27 @@ def _eager_celery_and_clean_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _every_cache_call_succeeds_on_a_redis_cluster(request, settings, caplog):
+    """On a Redis Cluster (make test's second run), a test fails if a cache call failed.
+
+    The site takes a failed cache call for an outage: it logs it and serves the
+    page from PostgreSQL, so a script touching keys of two slots (CROSSSLOT)
+    would pass every assertion on pages. Tests that break the cache on purpose
+    are marked ``cache_outage``.
+    """
+    yield
+    if not settings.REDIS_CLUSTER or request.node.get_closest_marker("cache_outage"):
+        return
+    failed = [
+        record.getMessage()
+        for record in caplog.records
+        if record.name in ("timelines.cache", "django_redis.cache")
+        and record.levelno >= logging.WARNING
+    ]
+    assert not failed, f"cache calls failed on the Redis Cluster: {failed}"
 
 
 @pytest.fixture(autouse=True)

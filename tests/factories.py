@@ -26,3 +26,9 @@ class PostFactory(factory.Factory):
     @classmethod
     def _create(cls, model_class, *, author, text):
         return create_post(author=author, text=text)
+
+
+def set_email(user: User, address: str) -> None:
+    """Give ``user`` an address the way the site does: the row and its claim (accounts.claims)."""
+    user.email = address
+    user.save(update_fields=["email"])

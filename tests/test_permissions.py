@@ -8,6 +8,7 @@ from accounts.models import User
 from posts.models import Like, Post, Report
 from posts.services import create_post
 from relations.models import Followee, Follower
+from tests.factories import set_email
 
 pytestmark = pytest.mark.django_db
 
@@ -217,7 +218,7 @@ def test_an_email_change_is_written_for_the_signed_in_user_only(alice, alice_cli
 def test_a_verification_link_proves_only_the_account_it_was_sent_for(alice, bob):
     from accounts.tokens import verification_token
 
-    User.objects.filter(pk=bob.pk).update(email="bob@example.com")
+    set_email(bob, "bob@example.com")
     token = verification_token(user_id=alice.pk, address="bob@example.com")
     Client().post(reverse("accounts:verify_email", args=[token]))
     assert User.objects.get(pk=bob.pk).email_verified_at is None

@@ -48,18 +48,6 @@ ALLOWED = [
         r'FROM "posts_like" WHERE "posts_like"\."post_id" = ',
         "who liked an edited post (a task, once per edit): likes are keyed by the liker",
     ),
-    # --- every shard, to do ---------------------------------------------------------
-    Allowed(
-        r'UPPER\("accounts_user"\."username"::text\) = UPPER\(',
-        "a person by username (log-in, profile, @mentions, sign-up's check): a username "
-        "-> id table distributed by name would route it",
-        pending=True,
-    ),
-    Allowed(
-        r'LOWER\("accounts_user"\."username"\)',
-        "@mentions by username, as above",
-        pending=True,
-    ),
 ]
 
 

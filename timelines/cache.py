@@ -9,14 +9,15 @@ their bytes, which is time order: ZREVRANGEBYLEX reads a feed page.
 - Keys are ``inbox:{<reader>}:<generation>``; the braces make Redis Cluster put a
   reader's keys in one slot. On a single Redis, a push or removal for many
   readers (a fan-out chunk) is one script call looping over all their keys; on
-  a Redis Cluster it is one call per reader, touching that reader's slot only.
+  a Redis Cluster (``REDIS_URL=redis+cluster://``) a script may touch one slot
+  only, so it is one call per reader, sent in one pipeline per master.
   The generation lives in PostgreSQL and is bumped whenever a write to Redis
   fails: caches that missed a write are never read.
 - **A Redis that restarts, is restored from a snapshot, or is replaced by a
   lagging replica never serves what it missed.** A restored dataset brings back
   old values of every key, so no key can tell a restored cache from a current
   one. The server itself can: every cache is stamped by its fill with the
-  incarnation of the server that holds it (``_INCARNATION``: run_id, new at
+  incarnation of the server that holds it (``cache_lua.INCARNATION``: run_id, new at
   every start; replication id, new when a server is promoted or resynchronised
   from a master; the key counts of the last snapshot load, changed by an
   in-place load such as ``DEBUG RELOAD``), none of which is in the dataset.
@@ -48,170 +49,52 @@ from functools import cache
 
 from django.conf import settings
 from django.db.models import F
+from django_redis.exceptions import ConnectionInterrupted
 from redis import Redis
-from redis.exceptions import RedisError
+from redis.cluster import RedisCluster
+from redis.exceptions import AskError, MovedError, RedisClusterException, RedisError
 
 from posts import ids
+from timelines import cache_lua as lua
 from timelines.models import CacheGeneration
 
 logger = logging.getLogger(__name__)
+
+# What a call to Redis may raise: redis-py's errors, its cluster client's own
+# (not a RedisError: a cross-slot call, no node reachable), and django-redis's
+# wrapper for a cluster it cannot reach at all (feed_project.redis_cluster).
+ERRORS = (RedisError, RedisClusterException, ConnectionInterrupted)
 
 # The sentinel member starts with "!" and sorts below "!~"; timeline keys
 # (0-9A-Z) sort above it, so the scripts' lex ranges of keys start at "(!~".
 SENTINEL = "!"
 FILL_MARKER_SECONDS = 30
 
-# Shared by every script. The sentinel member of a cache names the incarnation of
-# the Redis server that filled it: its run_id (new at every start), its
-# replication id (new when it is promoted or resynchronised from a master), and
-# the key counts of its last load of a snapshot (changed by an in-place load such
-# as DEBUG RELOAD). None of these is in the dataset, so a snapshot restored or
-# replicated elsewhere cannot bring them back; a cache whose sentinel names
-# another incarnation is deleted the moment any script touches it.
-_INCARNATION = """
-local function field(info, name)
-  return string.match(info, name .. ':([^\\r\\n]*)') or '?'
-end
-local function incarnation()
-  local persistence = redis.call('INFO', 'persistence')
-  return '!' .. field(redis.call('INFO', 'server'), 'run_id')
-    .. ':' .. field(redis.call('INFO', 'replication'), 'master_replid')
-    .. ':' .. field(persistence, 'rdb_last_load_keys_loaded')
-    .. ':' .. field(persistence, 'rdb_last_load_keys_expired')
-end
-local function live(key)
-  local first = redis.call('ZRANGE', key, 0, 0)
-  if #first == 0 then return false end
-  if first[1] == incarnation() then return true end
-  redis.call('DEL', key)
-  return false
-end
-"""
-
-# KEYS: inbox, marker. ARGV: cap, members...
-_PUSH = """
-redis.call('DEL', KEYS[2])
-if live(KEYS[1]) then
-  for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
-  if redis.call('ZCARD', KEYS[1]) > tonumber(ARGV[1]) + 1 then
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 1, -(tonumber(ARGV[1]) + 1))
-  end
-end
-return 0
-"""
-# The same writes for many readers in one call (fan-out's chunk path): KEYS are
-# (inbox, marker) pairs, one pair per reader, and the server loops over them.
-# The incarnation is read once per call: it cannot change while a script runs,
-# so every cache is checked against the same server as one call per reader
-# would check it. KEYS: inbox, marker, inbox, marker... ARGV: cap, members...
-_PUSH_MANY = """
-local now = incarnation()
-local cap = tonumber(ARGV[1])
-for k = 1, #KEYS, 2 do
-  local key = KEYS[k]
-  redis.call('DEL', KEYS[k + 1])
-  local first = redis.call('ZRANGE', key, 0, 0)
-  if #first > 0 then
-    if first[1] == now then
-      for i = 2, #ARGV do redis.call('ZADD', key, 0, ARGV[i]) end
-      if redis.call('ZCARD', key) > cap + 1 then
-        redis.call('ZREMRANGEBYRANK', key, 1, -(cap + 1))
-      end
-    else
-      redis.call('DEL', key)
-    end
-  end
-end
-return 0
-"""
-# KEYS: inbox, marker, inbox, marker... ARGV: members...
-_REMOVE_MANY = """
-local now = incarnation()
-for k = 1, #KEYS, 2 do
-  local key = KEYS[k]
-  redis.call('DEL', KEYS[k + 1])
-  local first = redis.call('ZRANGE', key, 0, 0)
-  if #first > 0 then
-    if first[1] ~= now then
-      redis.call('DEL', key)
-    elseif #ARGV > 0 then
-      redis.call('ZREM', key, unpack(ARGV))
-    end
-  end
-end
-return 0
-"""
-# KEYS: inbox, marker. ARGV: members...
-_REMOVE = """
-redis.call('DEL', KEYS[2])
-if live(KEYS[1]) and #ARGV > 0 then redis.call('ZREM', KEYS[1], unpack(ARGV)) end
-return 0
-"""
-# KEYS: inbox, marker. ARGV: the author part of a timeline key, its first
-# position (1-based, from posts.ids.TIMELINE_KEY_AUTHOR).
-_REMOVE_AUTHOR = """
-redis.call('DEL', KEYS[2])
-if not live(KEYS[1]) then return 0 end
-local first = tonumber(ARGV[2])
-local last = first + #ARGV[1] - 1
-local members = redis.call('ZRANGEBYLEX', KEYS[1], '(!~', '+')
-for _, member in ipairs(members) do
-  if string.sub(member, first, last) == ARGV[1] then redis.call('ZREM', KEYS[1], member) end
-end
-return 0
-"""
-# KEYS: inbox, marker. ARGV: token, ttl seconds, members...
-_FILL = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[2], KEYS[1])
-redis.call('ZADD', KEYS[1], 0, incarnation())
-for i = 3, #ARGV do redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return 1
-"""
-# Reads: nil when not cached (or cached by another incarnation).
-# KEYS: inbox. ARGV: ttl seconds, high bound, limit.
-_OLDER = """
-if not live(KEYS[1]) then return false end
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[2], '(!~', 'LIMIT', 0, ARGV[3])
-"""
-# KEYS: inbox. ARGV: ttl seconds, after, limit. Returns {keys above, 1 if one at or below}.
-_NEWER = """
-if not live(KEYS[1]) then return false end
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-local above = redis.call('ZRANGEBYLEX', KEYS[1], '(' .. ARGV[2], '+', 'LIMIT', 0, ARGV[3])
-local below = redis.call('ZREVRANGEBYLEX', KEYS[1], '[' .. ARGV[2], '(!~', 'LIMIT', 0, 1)
-return {above, #below}
-"""
-# KEYS: inbox. ARGV: after.
-_COUNT_NEWER = """
-if not live(KEYS[1]) then return false end
-return redis.call('ZLEXCOUNT', KEYS[1], '(' .. ARGV[1], '+')
-"""
-_SENTINEL_NOW = "return incarnation()"
-
 
 @cache
-def _scripts(client: Redis) -> dict:
+def _scripts(client: Redis | RedisCluster) -> dict:
     return {
-        name: client.register_script(_INCARNATION + source)
+        name: client.register_script(lua.INCARNATION + source)
         for name, source in (
-            ("push", _PUSH),
-            ("push_many", _PUSH_MANY),
-            ("remove", _REMOVE),
-            ("remove_many", _REMOVE_MANY),
-            ("remove_author", _REMOVE_AUTHOR),
-            ("fill", _FILL),
-            ("older", _OLDER),
-            ("newer", _NEWER),
-            ("count_newer", _COUNT_NEWER),
-            ("sentinel", _SENTINEL_NOW),
+            ("push", lua.PUSH),
+            ("push_many", lua.PUSH_MANY),
+            ("remove", lua.REMOVE),
+            ("remove_many", lua.REMOVE_MANY),
+            ("remove_author", lua.REMOVE_AUTHOR),
+            ("fill", lua.FILL),
+            ("older", lua.OLDER),
+            ("newer", lua.NEWER),
+            ("count_newer", lua.COUNT_NEWER),
+            ("sentinel", lua.SENTINEL_NOW),
         )
     }
 
 
-def client() -> Redis | None:
+def client() -> Redis | RedisCluster | None:
+    """The Redis (or Redis Cluster) of the caches; None when none is configured.
+
+    Raises one of ERRORS when a cluster cannot be reached at all.
+    """
     if not settings.REDIS_URL:
         return None
     from django_redis import get_redis_connection
@@ -219,9 +102,11 @@ def client() -> Redis | None:
     return get_redis_connection("default")
 
 
-def sentinel(redis: Redis) -> str:
-    """The sentinel member a cache filled now on this Redis carries (dev tools fill caches)."""
-    return _scripts(redis)["sentinel"]().decode()
+def sentinel(redis: Redis | RedisCluster, reader_id: int = 0) -> str:
+    """The sentinel member a cache of this reader filled now carries (dev tools and
+    tests fill caches); on a cluster, that of the reader's node."""
+    fn = _scripts(redis)["sentinel"]
+    return fn(keys=[inbox_key(reader_id, 0)]).decode()
 
 
 def generation() -> int:
@@ -257,26 +142,22 @@ def ttl_seconds() -> int:
 READERS_PER_CALL = 5000
 
 
-def _is_cluster(redis: Redis) -> bool:
-    from redis.cluster import RedisCluster
-
-    return isinstance(redis, RedisCluster)
-
-
 def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str | int]) -> None:
     """Run ``script`` on each reader's keys: one server-side call per READERS_PER_CALL
-    readers on a single Redis (the ``<script>_many`` form), one call per reader on a
-    Redis Cluster, where a script may touch one slot only (each reader's keys share
-    theirs, by the ``{reader}`` hash tag), all in one pipeline (one round trip)."""
-    redis = client()
+    readers on a single Redis (the ``<script>_many`` form), in one pipeline (one
+    round trip); on a Redis Cluster, see ``_run_on_cluster``."""
     reader_ids = list(reader_ids)
-    if redis is None or not reader_ids:
+    if not settings.REDIS_URL or not reader_ids:
         return
     gen = generation()  # read after the table commit: see the module docstring
     try:
+        redis = client()
+        if isinstance(redis, RedisCluster):
+            _run_on_cluster(redis, script, [_keys(reader, gen) for reader in reader_ids], args)
+            return
         pipe = redis.pipeline(transaction=False)
         scripts = _scripts(redis)
-        if f"{script}_many" in scripts and not _is_cluster(redis):
+        if f"{script}_many" in scripts:
             fn = scripts[f"{script}_many"]
             for start in range(0, len(reader_ids), READERS_PER_CALL):
                 keys = [
@@ -284,14 +165,50 @@ def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str 
                     for reader_id in reader_ids[start : start + READERS_PER_CALL]
                     for key in _keys(reader_id, gen)
                 ]
-                fn(keys=keys, args=list(args), client=pipe)
+                fn(keys=keys, args=["", *args], client=pipe)  # "": the script reads INFO
         else:
             fn = scripts[script]
             for reader_id in reader_ids:
                 fn(keys=_keys(reader_id, gen), args=list(args), client=pipe)
         pipe.execute()
-    except RedisError as exc:
+    except ERRORS as exc:
         invalidate_all(f"{script} for {len(reader_ids)} inboxes failed: {exc}")
+
+
+def _run_on_cluster(
+    redis: RedisCluster, script: str, keys_per_reader: list[list[str]], args: Sequence[str | int]
+) -> None:
+    """One script call per reader (a script may touch one slot: a reader's keys share
+    theirs by the ``{reader}`` hash tag), in one pipeline per master.
+
+    redis-py's cluster pipeline refuses EVALSHA, and EVAL would send the script's
+    text with every reader, so the calls are grouped by the master that holds each
+    reader's slot and sent through that master's own connection. The ``*_many``
+    scripts (one reader's keys each here) take the master's incarnation, read
+    once first (cache_lua.PUSH_MANY): two round trips per master. A slot that
+    moved meanwhile answers MOVED: the caller counts it a failed write (the
+    caches are invalidated), and the slot map is reloaded.
+    """
+    by_node: dict[str, tuple[Redis, list[list[str]]]] = {}
+    for keys in keys_per_reader:
+        node = redis.get_node_from_key(keys[0])
+        by_node.setdefault(node.name, (redis.get_redis_connection(node), []))[1].append(keys)
+    try:
+        for node_client, node_keys in by_node.values():
+            scripts = _scripts(node_client)
+            if f"{script}_many" in scripts:
+                fn = scripts[f"{script}_many"]
+                stamp = scripts["sentinel"](keys=node_keys[0][:1]).decode()
+                node_args = [stamp, *args]
+            else:
+                fn, node_args = scripts[script], list(args)
+            pipe = node_client.pipeline(transaction=False)
+            for keys in node_keys:
+                fn(keys=keys, args=node_args, client=pipe)
+            pipe.execute()
+    except (MovedError, AskError):
+        redis.nodes_manager.initialize()
+        raise
 
 
 def push(reader_ids: Iterable[int], keys: Sequence[str], *, cap: int) -> None:
@@ -316,7 +233,7 @@ def drop(reader_id: int) -> None:
         return
     try:
         redis.delete(*_keys(reader_id, generation()))
-    except RedisError as exc:
+    except ERRORS as exc:
         invalidate_all(f"drop {reader_id} failed: {exc}")
 
 
@@ -326,13 +243,17 @@ class CachedInbox:
     def __init__(self, reader_id: int, gen: int) -> None:
         self.reader_id = reader_id
         self.key, self.marker = _keys(reader_id, gen)
-        self.redis = client()
+        try:
+            self.redis = client()
+        except ERRORS as exc:  # a cluster that cannot be reached: every read a miss
+            logger.warning("inbox cache unreachable: %s", exc)
+            self.redis = None
 
     def _read(self, script: str, args: list[str | int]) -> object:
         """One script call (one round trip); None on a miss or an error."""
         try:
             return _scripts(self.redis)[script](keys=[self.key], args=args)
-        except RedisError as exc:
+        except ERRORS as exc:
             logger.warning("inbox cache read failed: %s", exc)
             return None
 
@@ -368,7 +289,7 @@ class CachedInbox:
         token = secrets.token_hex(8)
         try:
             self.redis.set(self.marker, token, ex=FILL_MARKER_SECONDS)
-        except RedisError:
+        except ERRORS:
             return None
         return token
 
@@ -377,6 +298,6 @@ class CachedInbox:
         try:
             fill = _scripts(self.redis)["fill"]
             return bool(fill(keys=[self.key, self.marker], args=[token, ttl_seconds(), *keys]))
-        except RedisError as exc:
+        except ERRORS as exc:
             logger.warning("inbox cache fill failed: %s", exc)
             return False

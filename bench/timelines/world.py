@@ -103,7 +103,10 @@ def _drop_world(log: Log) -> None:
         # their primary key), so the foreign-key check of deleting 100,000 users
         # would scan the post table once per user. CASCADE reaches every table
         # that points at users or posts; the inbox has no constraint, so by name.
-        db.execute("TRUNCATE accounts_user, posts_post, timelines_inboxentry CASCADE")
+        db.execute(
+            "TRUNCATE accounts_user, accounts_usernameclaim, posts_post, timelines_inboxentry "
+            "CASCADE"
+        )
 
 
 def _build_world(spec: WorldSpec, log: Log) -> None:
@@ -187,7 +190,14 @@ def _insert_users(names: list[str], spec: WorldSpec, now: Any) -> dict[str, int]
                 "seen": seen,
             },
         )
-        return dict(db.fetchall())
+        by_name = dict(db.fetchall())
+        # Their names' claims (accounts.claims), as User.save would write them.
+        db.execute(
+            "INSERT INTO accounts_usernameclaim (name, user_id) "
+            "SELECT lower(u.username), u.id FROM accounts_user u WHERE u.id = ANY(%s)",
+            [list(by_name.values())],
+        )
+        return by_name
 
 
 def _copy(table: str, columns: tuple[str, ...], rows: Iterable[tuple[Any, ...]]) -> None:

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from accounts.models import User
+from accounts import claims
 from feed_project.http import redirect_back
 from posts import selectors
 from posts.moderation import services as moderation
@@ -48,7 +48,7 @@ def report_post(request: HttpRequest, post_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def report_user(request: HttpRequest, username: str) -> HttpResponse:
-    person = get_object_or_404(User, username__iexact=username, is_active=True)
+    person = get_object_or_404(claims.users_named(username), is_active=True)
     if person.pk == request.user.pk:
         raise BadRequest("You cannot report yourself.")
     if is_blocked_either_way(request.user.pk, person.pk):

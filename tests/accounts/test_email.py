@@ -11,7 +11,7 @@ from accounts.models import User
 from accounts.tokens import SALT, read_verification_token, verification_token
 from posts.models import Post
 from tests.conftest import PASSWORD
-from tests.factories import UserFactory
+from tests.factories import UserFactory, set_email
 
 SIGNUP = "/accounts/signup/"
 
@@ -75,7 +75,7 @@ def test_a_malformed_email_is_refused_with_the_field_marked(client, db, email):
 def test_sign_up_with_a_taken_address_answers_the_same_and_mails_its_owner(
     client, mailbox, alice, django_capture_on_commit_callbacks
 ):
-    User.objects.filter(pk=alice.pk).update(email="alice@example.com")
+    set_email(alice, "alice@example.com")
     fresh = signup(Client(), django_capture_on_commit_callbacks, username="fresh", email="f@x.org")
     taken = signup(client, django_capture_on_commit_callbacks, email="ALICE@example.com")
 
@@ -93,7 +93,7 @@ def test_sign_up_with_a_taken_address_answers_the_same_and_mails_its_owner(
 def test_changing_the_email_re_verifies_the_new_address(
     alice, mailbox, django_capture_on_commit_callbacks
 ):
-    User.objects.filter(pk=alice.pk).update(email="alice@example.com")
+    set_email(alice, "alice@example.com")
     addresses.confirm(user_id=alice.pk, address="alice@example.com")
     client = Client()
     client.force_login(alice)
@@ -123,7 +123,7 @@ def test_changing_the_email_needs_the_password(alice_client, alice):
 
 
 def test_a_link_to_an_address_no_longer_in_use_does_nothing(alice):
-    User.objects.filter(pk=alice.pk).update(email="new@example.com")
+    set_email(alice, "new@example.com")
     old = verification_token(user_id=alice.pk, address="old@example.com")
     response = Client().post(f"/accounts/verify/{old}/")
     assert response.status_code == 400
@@ -134,7 +134,7 @@ def test_a_link_to_an_address_no_longer_in_use_does_nothing(alice):
 
 def test_confirming_an_address_another_account_took_meanwhile_says_so(alice, bob):
     User.objects.filter(pk=alice.pk).update(unconfirmed_email="shared@example.com")
-    User.objects.filter(pk=bob.pk).update(email="SHARED@example.com")
+    set_email(bob, "SHARED@example.com")
     token = verification_token(user_id=alice.pk, address="shared@example.com")
     response = Client().post(f"/accounts/verify/{token}/")
     assert response.status_code == 409
@@ -182,7 +182,7 @@ def test_unverified_accounts_may_read_but_not_post_when_required(alice, settings
     assert b"Confirm your e-mail first" in response.content
     assert not Post.objects.exists()
 
-    User.objects.filter(pk=alice.pk).update(email="alice@example.com")
+    set_email(alice, "alice@example.com")
     addresses.confirm(user_id=alice.pk, address="alice@example.com")
     assert client.post("/posts/new/", {"text": "hello"}).status_code == 302
     assert Post.objects.filter(author=alice).count() == 1
@@ -194,7 +194,7 @@ def test_unverified_accounts_post_freely_when_not_required(alice_client, setting
 
 
 def test_resending_the_link_mails_it_again(alice, mailbox, django_capture_on_commit_callbacks):
-    User.objects.filter(pk=alice.pk).update(email="alice@example.com")
+    set_email(alice, "alice@example.com")
     client = Client()
     client.force_login(alice)
     with django_capture_on_commit_callbacks(execute=True):

@@ -7,8 +7,9 @@ import pytest
 from django.core.cache import cache
 from django.test import Client, override_settings
 
-from accounts.models import User, UserSession
+from accounts.models import UserSession
 from tests.conftest import PASSWORD
+from tests.factories import set_email
 
 RESET = "/accounts/password/reset/"
 NEW = "a-brand-new-passphrase-42"
@@ -16,7 +17,7 @@ NEW = "a-brand-new-passphrase-42"
 
 @pytest.fixture
 def alice_with_email(alice):
-    User.objects.filter(pk=alice.pk).update(email="alice@example.com")
+    set_email(alice, "alice@example.com")
     alice.refresh_from_db()
     return alice
 

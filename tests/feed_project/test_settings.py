@@ -75,6 +75,10 @@ def test_ratelimit_enabled_0_turns_rate_limits_off():
         ("DATABASE_URL", "nosuchdb://host/name"),
         ("FEED_INBOX_CAP", "abc"),
         ("REDIS_URL", "foo"),
+        ("REDIS_URL", "redis+cluster://"),
+        ("REDIS_URL", "redis+cluster://127.0.0.1"),
+        ("REDIS_URL", "redis+cluster://127.0.0.1:7000,127.0.0.1:x"),
+        ("REDIS_URL", "redis+cluster://127.0.0.1:7000/3"),
         ("RATELIMIT_ENABLED", "enabled"),
         ("DEBUG", "perhaps"),
         ("TRUSTED_PROXIES", "the load balancer"),
@@ -129,6 +133,25 @@ def test_a_cache_redis_on_a_unix_socket_needs_the_broker_named():
         CELERY_BROKER_URL="amqp://guest:guest@127.0.0.1:5672//",
     )
     assert named.returncode == 0, named.stderr
+
+
+def test_a_redis_cluster_is_the_cache_only_and_needs_the_broker_named():
+    cluster = "redis+cluster://10.0.0.1:7000,10.0.0.2:7000"
+    started = start("import django; django.setup()", REDIS_URL=cluster)
+    last_line = started.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured" in last_line and "CELERY_BROKER_URL" in last_line
+    report = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "o = s.CACHES['default']; "
+        "print(s.REDIS_CLUSTER, o['LOCATION'], o['OPTIONS']['CLIENT_CLASS'])"
+    )
+    named = start(report, REDIS_URL=cluster, CELERY_BROKER_URL="amqp://guest:guest@127.0.0.1//")
+    assert named.returncode == 0, named.stderr
+    assert named.stdout.split() == [
+        "True",
+        f"['{cluster}']",
+        "feed_project.redis_cluster.ClusterClient",
+    ]
 
 
 def test_rabbitmq_publishes_with_confirms_persistent_messages_and_the_service_timeouts():

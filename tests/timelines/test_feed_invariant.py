@@ -40,6 +40,8 @@ from timelines.reference import UNAVAILABLE, pull_reference_keys, reference_item
 
 TABLES = [
     "accounts_user",
+    "accounts_usernameclaim",
+    "accounts_emailclaim",
     "posts_post",
     "posts_posttag",
     "posts_postedit",

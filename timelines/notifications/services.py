@@ -9,9 +9,9 @@ doing of someone blocked either way.
 
 from django.db import connection, transaction
 from django.db.models import F, Q
-from django.db.models.functions import Lower
 from django.utils import timezone
 
+from accounts import claims
 from accounts.models import User
 from posts import ids
 from posts.mentions import mentioned_usernames
@@ -89,8 +89,8 @@ def notify_about_post(*, post_id: str) -> int:
         )
     names = mentioned_usernames(post.text)
     if names:
-        mentioned = User.objects.annotate(name=Lower("username")).filter(
-            name__in=names, is_active=True
+        mentioned = User.objects.filter(
+            pk__in=claims.user_ids_named(names).values(), is_active=True
         )
         for user_id in mentioned.values_list("pk", flat=True):
             sent += notify(

@@ -4,9 +4,10 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from tqdm import tqdm
 
+from accounts import claims
 from accounts.models import User
 from timelines import outbox, tasks
 from timelines.fanout import active_since
@@ -68,13 +69,11 @@ class Command(BaseCommand):
     def _readers(self, options: dict[str, Any]) -> QuerySet[User]:
         if options["user"]:
             wanted = {name.lower() for name in options["user"]}
-            users = User.objects.filter(
-                Q.create([("username__iexact", name) for name in wanted], connector=Q.OR)
-            )
-            missing = wanted - {name.lower() for name in users.values_list("username", flat=True)}
+            found = claims.user_ids_named(wanted)
+            missing = wanted - found.keys()
             if missing:
                 raise CommandError(f"No such user: {', '.join(sorted(missing))}")
-            return users.order_by("pk")
+            return User.objects.filter(pk__in=found.values()).order_by("pk")
         users = User.objects.order_by("pk")
         if not options["include_inactive"]:
             users = users.filter(last_active_at__gte=active_since())

@@ -1,0 +1,58 @@
+"""Time a fan-out chunk's cache push: one key to N live caches (timelines.cache.push).
+
+For comparing a single Redis with a Redis Cluster (docs/SCALING.md). Uses the
+database and Redis of the environment; empties that Redis (or every master)::
+
+    DATABASE_URL=... REDIS_URL=redis+cluster://127.0.0.1:7000 CELERY_BROKER_URL=... \\
+        python -m bench.cache_push [readers] [runs]
+"""
+
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "feed_project.settings")
+
+ENTRIES = 100  # keys in each cache before the push, like a visited reader's
+
+
+def main(readers: int, runs: int) -> str:
+    import django
+
+    django.setup()
+    from redis.cluster import RedisCluster
+
+    from timelines import cache
+
+    redis = cache.client()
+    if redis is None:
+        raise SystemExit("REDIS_URL is not set")
+    gen = cache.generation()
+    if isinstance(redis, RedisCluster):
+        redis.flushall()
+    else:
+        redis.flushdb()
+    keys = {f"0RGN{n:04d}00000G00": 0 for n in range(ENTRIES)}
+    for reader in range(1, readers + 1):
+        redis.zadd(cache.inbox_key(reader, gen), {cache.sentinel(redis, reader): 0, **keys})
+    times = []
+    for run in range(runs + 1):  # the first run loads the scripts: not counted
+        key = f"1ZZZ{run:04d}00000G00"
+        started = time.perf_counter()
+        cache.push(range(1, readers + 1), [key], cap=800)
+        times.append(time.perf_counter() - started)
+        cache.remove(range(1, readers + 1), [key])
+    if cache.generation() != gen:
+        raise SystemExit("a push failed (the caches were invalidated): see the log")
+    ms = [t * 1000 for t in times[1:]]
+    return (
+        f"{type(redis).__name__}: push of one key to {readers} live caches: median "
+        f"{statistics.median(ms):.1f} ms, min {min(ms):.1f}, max {max(ms):.1f} ({runs} runs, "
+        f"load {os.getloadavg()[0]:.1f})"
+    )
+
+
+if __name__ == "__main__":
+    args = [int(arg) for arg in sys.argv[1:3]]
+    print(main(*(args + [5000, 20][len(args) :])))
