@@ -1,5 +1,5 @@
-"""Username and e-mail claims (accounts.claims), filled from the users there are,
-then distributed by their own key when the citus extension is installed."""
+"""Username and e-mail claims (accounts.claims), distributed by their own key when
+the citus extension is installed, then filled from the users there are."""
 
 import django.db.models.deletion
 from django.conf import settings
@@ -52,6 +52,8 @@ class Migration(migrations.Migration):
                 ('user', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
         ),
-        migrations.RunPython(fill_claims, migrations.RunPython.noop),
+        # Distributed first: Citus refuses to distribute a table in a transaction
+        # that already read a distributed one in parallel (fill_claims reads users).
         migrations.RunPython(sharding.distribute, migrations.RunPython.noop),
+        migrations.RunPython(fill_claims, migrations.RunPython.noop),
     ]
