@@ -13,8 +13,8 @@ from django.http import HttpRequest
 from django.utils.text import Truncator
 
 from posts.media_admin import PostMediaInline
-from posts.models import Post
-from posts.moderation.admin import PostModerationActions
+from posts.models import Post, PostTag, TrendingTag
+from posts.moderation.admin import ModeratorOnlyAdmin, PostModerationActions
 from posts.services import delete_post
 
 
@@ -72,14 +72,20 @@ class PostAdmin(PostModerationActions, admin.ModelAdmin):
     raw_id_fields = ("author",)
     readonly_fields = (
         *("id", "timeline_key", "author", "created_at", "deleted_at"),
-        *("hidden_at", "hidden_reason"),
+        *("hidden_at", "hidden_reason", "hashtags"),
     )
     fields = (
         *("id", "timeline_key", "author", "created_at", "deleted_at"),
-        *("hidden_at", "hidden_reason", "spoiler_text", "text"),
+        *("hidden_at", "hidden_reason", "spoiler_text", "text", "hashtags"),
     )
     actions = ("delete_posts", "hide_posts", "restore_posts")
     inlines = (PostMediaInline,)  # the post's images, hidden posts' too
+
+    @admin.display(description="hashtags")
+    def hashtags(self, post: Post) -> str:
+        """The post's tags (PostTag has a composite key: no admin list of its own)."""
+        tags = PostTag.objects.filter(author_id=post.author_id, post_id=post.pk)
+        return " ".join(f"#{tag}" for tag in tags.values_list("tag", flat=True)) or "-"
 
     @admin.display(description="text")
     def short_text(self, post: Post) -> str:
@@ -97,3 +103,11 @@ class PostAdmin(PostModerationActions, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(TrendingTag)
+class TrendingTagAdmin(ModeratorOnlyAdmin):
+    """The trending tags as the periodic task last computed them."""
+
+    list_display = ("rank", "tag", "authors", "computed_at")
+    ordering = ("rank",)

@@ -233,3 +233,19 @@ def test_reports_honour_blocks_either_way(client, alice, carol, post, blocker):
     assert client.post(f"/posts/{post.pk}/report/", {"reason": "spam"}).status_code == 404
     assert client.post("/@alice/report/", {"reason": "spam"}).status_code == 404
     assert not Report.objects.exists()
+
+
+def test_moderators_see_every_post_s_tags_and_the_trending_list(client, moderator, alice):
+    from posts.services import create_post
+    from posts.tags import compute_trending
+
+    hidden = create_post(author=alice, text="#secret plans")
+    moderation.hide_post(moderator=moderator, post=hidden)
+    compute_trending()
+
+    client.force_login(alice)
+    assert client.get("/admin/posts/trendingtag/").status_code in (302, 403)
+    client.force_login(moderator)
+    post_page = client.get(f"/admin/posts/post/{hidden.pk}/change/").content.decode()
+    assert "#secret" in post_page  # a hidden post's tags too
+    assert client.get("/admin/posts/trendingtag/").status_code == 200
