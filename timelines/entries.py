@@ -125,17 +125,14 @@ def _shown_entries(
     return entries
 
 
-def _reposts_seen_by(
-    reader_id: int, original_ids: list[str], followed: frozenset[int] | None = None
-) -> QuerySet[Post]:
-    """Live reposts of these posts by people the reader follows (or the reader), newest
-    first; given whom the reader follows, by those authors (their shards) only."""
-    reposts = Post.objects.filter(repost_of_id__in=original_ids)
-    if followed is None:
-        reposts = reposts.filter(visibility.reposts_shown_to(reader_id))
-    else:
-        reposts = reposts.visible().filter(author_id__in={reader_id, *followed})
-    return reposts.select_related("author").order_by("-timeline_key")
+def _reposts_seen_by(reader_id: int, original_ids: list[str]) -> QuerySet[Post]:
+    """Live reposts of these posts by people the reader follows (or the reader), newest first."""
+    return (
+        Post.objects.filter(repost_of_id__in=original_ids)
+        .filter(visibility.reposts_shown_to(reader_id))
+        .select_related("author")
+        .order_by("-timeline_key")
+    )
 
 
 # --- the routed form, for a Citus cluster ----------------------------------------
@@ -175,15 +172,20 @@ def routed_items(
         for original in (originals.get(p.repost_of_id, p) for p in shown.values())
         if original.repost_count
     ]
-    reposts: dict[str, list[Post]] = {}  # by original, newest first
+    reposts: dict[str, list[Post]] = {}  # shown reposts by original, newest first
     if reposted:
+        # Read from the shards of the people the reader follows only.
         rows = (
-            _reposts_seen_by(reader_id, reposted, followed=reader.followed)
-            .exclude(author_id__in=reader.muted)
+            Post.objects.filter(
+                repost_of_id__in=reposted, author_id__in={reader_id, *reader.followed}
+            )
+            .select_related("author")
             .only(*_POST_FIELDS, *(f"author__{name}" for name in _AUTHOR_FIELDS))
+            .order_by("-timeline_key")
         )
         for repost in rows:
-            reposts.setdefault(repost.repost_of_id, []).append(repost)
+            if visibility.is_shown_repost(reader, repost):
+                reposts.setdefault(repost.repost_of_id, []).append(repost)
     items = []
     for post in sorted(shown.values(), key=lambda p: p.timeline_key, reverse=not ascending):
         original = originals.get(post.repost_of_id, post)
@@ -210,13 +212,13 @@ def hydrate(
     """
     if not keys:
         return []
+    post_ids = [ids.timeline_key_to_post_id(key) for key in keys]
     if _routed():
-        post_ids = [ids.timeline_key_to_post_id(key) for key in keys]
         return routed_items(
             post_ids, reader_id=reader_id, limit=limit or len(keys), ascending=ascending
         )
     entries = _shown_entries(
-        [ids.timeline_key_to_post_id(key) for key in keys],
+        post_ids,
         reader_id=reader_id,
         limit=limit or len(keys),
         ascending=ascending,
