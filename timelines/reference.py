@@ -11,13 +11,15 @@ collapsed); ``reference_item`` says what an entry shows: the current text,
 and the quoted post or "unavailable".
 """
 
+from dataclasses import replace
+
 from django.db import connection
 
 from feed_project import sharding
 from feed_project.pagination import Cursor
 from posts import ids, visibility
 from posts.models import Post
-from relations.visibility import standing
+from relations.visibility import blocked_among, standing
 
 
 def _entries_on_a_cluster(reader_id: int) -> list[tuple[str, str | None, str]]:
@@ -27,7 +29,8 @@ def _entries_on_a_cluster(reader_id: int) -> list[tuple[str, str | None, str]]:
         post.pk: post
         for post in Post.objects.with_ids({p.repost_of_id for p in posts if p.repost_of_id})
     }
-    reader = standing(reader_id, blocks_among={o.author_id for o in originals.values()})
+    blocked = blocked_among(reader_id, {o.author_id for o in originals.values()})
+    reader = replace(reader, blocked=frozenset(blocked))
     return [
         (post.timeline_key, post.repost_of_id, post.pk)
         for post in posts
