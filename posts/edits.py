@@ -25,6 +25,7 @@ from posts import tags
 from posts.mentions import existing_mentions
 from posts.models import Post, PostEdit, PostMedia
 from posts.signals import post_edited
+from posts.visibility import is_live
 
 EDITABLE_FIELDS: tuple[str, ...] = ("text", "spoiler_text")
 
@@ -35,8 +36,7 @@ def may_edit(*, user_id: int | None, post: Post) -> bool:
         user_id is not None
         and post.author_id == user_id
         and not post.repost_of_id
-        and post.deleted_at is None
-        and post.hidden_at is None
+        and is_live(post)
     )
 
 
