@@ -8,7 +8,6 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feed_project import sharding
 from posts import ids, visibility
 from posts.models import Post
 from relations import visibility as relations_visibility
@@ -28,13 +27,13 @@ posts = st.lists(
 )
 
 
+# The ORM and SQL dialects join a post to its original: plain PostgreSQL's. A
+# cluster takes the routed form, which tests/timelines/test_feed_rules.py runs there.
+pytestmark = pytest.mark.plain_postgresql
+
+
 @pytest.fixture
 def people(db) -> list[int]:
-    if sharding.on_citus(connection):
-        pytest.skip(
-            "the ORM and SQL dialects join a post to its original: plain PostgreSQL's; "
-            "a cluster takes the routed form, which tests/timelines/test_feed_rules.py runs there"
-        )
     return [UserFactory().pk for _ in range(PEOPLE)]
 
 
