@@ -118,8 +118,11 @@ class Request:
 @dataclass
 class Fault:
     name: str
-    at: float  # time.monotonic()
+    at: float  # time.monotonic(), as the fault's action began
     wall: float  # time.time()
+    # time.monotonic() as the action returned: the kill itself lands in between
+    # (finding the gunicorn worker to kill takes a /proc scan first).
+    done: float = 0.0
 
 
 @dataclass
@@ -134,8 +137,9 @@ class Report:
     drained_in: float = 0.0
 
     def in_flight_at_a_kill(self, request: Request) -> bool:
+        """Whether the request was open while a gunicorn worker was being killed."""
         return any(
-            fault.name == "gunicorn" and request.started <= fault.at <= request.ended
+            fault.name == "gunicorn" and request.started <= fault.done and fault.at <= request.ended
             for fault in self.faults
         )
 
@@ -548,8 +552,10 @@ class Run:
 
     def fault(self, name: str, action: Callable[[], None]) -> None:
         self.log(f"  {time.monotonic() - self.started:5.1f} s: fault {name}")
-        self.report.faults.append(Fault(name, time.monotonic(), time.time()))
+        fault = Fault(name, time.monotonic(), time.time())
+        self.report.faults.append(fault)
         action()
+        fault.done = time.monotonic()
 
     def traffic(self) -> None:
         services = self.services

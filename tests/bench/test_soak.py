@@ -11,7 +11,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from bench.soak import database_is_for_soak
+from bench.soak import Fault, Report, Request, database_is_for_soak
 
 pytestmark = pytest.mark.worker
 
@@ -38,3 +38,15 @@ def test_a_short_soak_with_every_fault_reports_nothing_lost_and_no_feed_differin
     assert re.search(r"0 outside\)", report), report
     for fault in ("worker", "cache", "gunicorn"):
         assert re.search(rf"fault {fault}\s+recovered in", report), report
+
+
+def test_a_request_cut_while_a_worker_was_being_killed_counts_as_in_flight_at_the_kill():
+    # The kill lands between the fault's start (10.0) and its action's return (10.1).
+    report = Report(faults=[Fault("gunicorn", at=10.0, wall=0.0, done=10.1)])
+    during = Request(1, started=10.05, ended=10.06, method="GET", path="/", status=0)
+    before = Request(1, started=9.0, ended=9.5, method="GET", path="/", status=0)
+    after = Request(1, started=10.2, ended=10.3, method="GET", path="/", status=0)
+
+    assert report.in_flight_at_a_kill(during)
+    assert not report.in_flight_at_a_kill(before)
+    assert not report.in_flight_at_a_kill(after)
