@@ -304,40 +304,37 @@ def remove_key(reader_ids: list[int], key: str) -> None:
     cache.remove(reader_ids, [key])
 
 
-# Each reader's (cap + 1)-th newest key and all below it go. The window is
-# partitioned by reader, the shard key, and the join is on it, so Citus runs
-# the whole statement inside each shard (a LATERAL ... OFFSET it cannot push
-# down). An inbox holds about the cap, so ranking all of it costs what the
-# OFFSET scan did. The ranking counts up in the primary key's own order
-# (reader_id, timeline_key), so the index-only scan feeds the window unsorted:
-# the (cap + 1)-th newest is number total - cap. Ranked DESC, PostgreSQL sorted
-# every inbox first (1.46 s against 0.51 s for 5,000 inboxes of ~110 entries on
-# the bench world: docs/BENCHMARKS.md).
-_TRIM_SQL = """
-DELETE FROM {inbox} i USING (
-    SELECT reader_id, timeline_key AS floor FROM (
-        SELECT reader_id, timeline_key, row_number() OVER w AS n, count(*) OVER w AS total
-        FROM {inbox} WHERE reader_id = ANY(%(readers)s)
-        WINDOW w AS (PARTITION BY reader_id ORDER BY timeline_key
-                     ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-    ) ranked
-    WHERE n = total - %(cap)s
-) d
-WHERE i.reader_id = ANY(%(readers)s)
-  AND i.reader_id = d.reader_id AND i.timeline_key <= d.floor
+# Each over-cap inbox's (cap + 1)-th newest key: it and all below it go. The
+# window is partitioned by reader, the shard key, so Citus runs it inside each
+# shard (a LATERAL ... OFFSET it cannot push down). It counts up in the primary
+# key's order, so the index-only scan feeds it unsorted: the (cap + 1)-th newest
+# is number total - cap. Ranked DESC, PostgreSQL sorted every inbox first.
+_FLOORS_SQL = """
+SELECT reader_id, timeline_key FROM (
+    SELECT reader_id, timeline_key, row_number() OVER w AS n, count(*) OVER w AS total
+    FROM {inbox} WHERE reader_id = ANY(%(readers)s)
+    WINDOW w AS (PARTITION BY reader_id ORDER BY timeline_key
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+) ranked
+WHERE n = total - %(cap)s
 """
+# One statement per over-cap inbox, an index range of one reader (one shard):
+# joined to the floors in one DELETE, PostgreSQL hash-joined a sequential scan
+# of the whole table once its estimate of the readers' rows grew.
+_DELETE_BELOW_SQL = "DELETE FROM {inbox} WHERE reader_id = %s AND timeline_key <= %s"
 
 
 def trim(reader_ids: list[int]) -> None:
     """Keep the newest ``cap()`` entries of each inbox."""
     if not reader_ids:
         return
+    table = InboxEntry._meta.db_table
     if connection.vendor == "postgresql":
         with connection.cursor() as db:
-            db.execute(
-                _TRIM_SQL.format(inbox=InboxEntry._meta.db_table),
-                {"readers": list(reader_ids), "cap": cap()},
-            )
+            db.execute(_FLOORS_SQL.format(inbox=table), {"readers": list(reader_ids), "cap": cap()})
+            floors = db.fetchall()
+            if floors:
+                db.executemany(_DELETE_BELOW_SQL.format(inbox=table), floors)
         return
     for reader_id in reader_ids:
         entries = InboxEntry.objects.filter(reader_id=reader_id)
@@ -346,3 +343,16 @@ def trim(reader_ids: list[int]) -> None:
         ]
         if floor:
             entries.filter(timeline_key__lte=floor[0]).delete()
+
+
+def trim_batch(after: int, size: int) -> int | None:
+    """Trim the ``size`` kept inboxes next above reader ``after``: a step of the
+    trim sweep (``timelines.tasks.trim_inboxes``). Returns the last reader trimmed,
+    or None when no kept inbox is left above it."""
+    readers = list(
+        InboxState.objects.filter(reader_id__gt=after)
+        .order_by("reader_id")
+        .values_list("reader_id", flat=True)[:size]
+    )
+    trim(readers)
+    return readers[-1] if len(readers) == size else None
