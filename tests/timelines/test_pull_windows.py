@@ -1,0 +1,89 @@
+"""The pull reads in time windows away from the cursor (``timelines.pull.merged``):
+for posts spread over minutes to years, and every cursor, it returns exactly the
+first ``limit`` keys a plain sort of all the authors' posts gives."""
+
+from unittest import mock
+
+import pytest
+from django.utils import timezone
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from feed_project.pagination import Cursor
+from posts import ids
+from posts.models import Post
+from tests.factories import UserFactory
+from timelines import pull
+
+AUTHORS = 3
+# Offsets into the past from a frozen now: on and around the windows' edges
+# (the first spans FIRST_WINDOW_MS from now + 1 ms, each next WIDEN times the
+# last), and anywhere up to far back.
+EDGES = [1 + pull.FIRST_WINDOW_MS * (pull.WIDEN**k - 1) // (pull.WIDEN - 1) for k in range(1, 6)]
+OFFSETS = st.one_of(
+    st.integers(min_value=0, max_value=3 * EDGES[-1]),
+    st.sampled_from(EDGES).flatmap(lambda e: st.integers(min_value=e - 2, max_value=e + 2)),
+)
+
+
+@pytest.fixture(scope="module")
+def authors(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        users = [UserFactory() for _ in range(AUTHORS)]
+    yield [u.pk for u in users]
+    with django_db_blocker.unblock():
+        for user in users:
+            user.delete()
+
+
+def write_posts(authors: list[int], posts: list[tuple[int, int]], now: int) -> list[str]:
+    """Posts at ``now - offset`` by ``authors[n]``; their timeline keys."""
+    rows, seen = [], set()
+    for n, offset in posts:
+        parts = ids.KeyParts(now - offset, authors[n], 0)
+        while (parts.author, parts.time, parts.seq) in seen:
+            parts = ids.KeyParts(parts.time, parts.author, parts.seq + 1)
+        seen.add((parts.author, parts.time, parts.seq))
+        rows.append(
+            Post(
+                id=ids.make_post_id(parts),
+                timeline_key=ids.make_timeline_key(parts),
+                author_id=parts.author,
+                text="t",
+            )
+        )
+    Post.objects.bulk_create(rows)
+    return [row.timeline_key for row in rows]
+
+
+@pytest.mark.django_db
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    posts=st.lists(
+        st.tuples(st.integers(min_value=0, max_value=AUTHORS - 1), OFFSETS), max_size=25
+    ),
+    ends=st.tuples(st.none() | st.integers(0, 30), st.none() | st.integers(0, 30)),
+    limit=st.integers(min_value=1, max_value=8),
+)
+@example(
+    posts=[(0, pull.FIRST_WINDOW_MS), (1, pull.FIRST_WINDOW_MS - 1)], ends=(None, None), limit=2
+)
+def test_merged_equals_a_sort_of_every_post(authors, posts, ends, limit):
+    Post.objects.filter(author_id__in=authors).delete()
+    now = timezone.now()
+    keys = sorted(write_posts(authors, posts, ids.time_of(now)))
+    before, after = (keys[n % len(keys)] if n is not None and keys else None for n in ends)
+    if before is not None and after is not None and after >= before:
+        before, after = None, after
+    cursor = Cursor(before=before, after=after)
+
+    with mock.patch.object(pull.timezone, "now", return_value=now):
+        got = pull.merged(authors, cursor=cursor, limit=limit)
+
+    inside = [k for k in keys if (before is None or k < before) and (after is None or k > after)]
+    expected = inside[:limit] if cursor.newer_pages else inside[::-1][:limit]
+    assert got == expected
