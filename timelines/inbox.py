@@ -25,7 +25,7 @@ from django.utils import timezone
 from feed_project.pagination import Cursor
 from relations.selectors import followee_ids, is_following
 from relations.visibility import is_muted, sql_followed_or_self
-from timelines import cache, pull
+from timelines import cache, pull, rebuild
 from timelines.cache import CachedInbox
 from timelines.models import CacheGeneration, InboxEntry, InboxState, PullAuthor
 
@@ -129,21 +129,20 @@ class Inbox:
         InboxState.objects.update_or_create(reader_id=reader_id, defaults={"built_at": None})
         pulled_authors = set(PullAuthor.objects.values_list("author_id", flat=True))
         authors = [a for a in [*followee_ids(reader_id), reader_id] if a not in pulled_authors]
-        per_author = settings.FEED_REBUILD_PER_AUTHOR
-        rows = pull.nearest_by_author(authors, cursor=Cursor(), per_author=per_author)
-        kept, cut_off = _rebuild_entries(rows, per_author=per_author, cap=self.cap)
         with transaction.atomic():
-            _insert(reader_id, kept)
-            if cut_off:
+            written = rebuild.write(
+                reader_id, authors, per_author=settings.FEED_REBUILD_PER_AUTHOR, cap=self.cap
+            )
+            if written.cut_off:
                 # Below the oldest kept key the pull was cut off (by an author or
                 # by the cap): entries from before the rebuild there may have gaps.
                 InboxEntry.objects.filter(
-                    reader_id=reader_id, timeline_key__lt=kept[-1][0]
+                    reader_id=reader_id, timeline_key__lt=written.oldest
                 ).delete()
         trim([reader_id])
         InboxState.objects.filter(reader_id=reader_id).update(built_at=timezone.now())
         cache.drop(reader_id)
-        return len(rows)
+        return written.pulled
 
     # --- reads ----------------------------------------------------------------
 
@@ -272,24 +271,6 @@ def _insert(reader_id: int, entries: list[tuple[str, int]]) -> None:
         [InboxEntry(reader_id=reader_id, timeline_key=key, author_id=a) for key, a in entries],
         ignore_conflicts=True,
     )
-
-
-def _rebuild_entries(
-    rows: list[tuple[str, int]], *, per_author: int, cap: int
-) -> tuple[list[tuple[str, int]], bool]:
-    """What a rebuild writes: the newest ``cap`` pulled entries at or above the floor,
-    newest first, and whether the pull was cut off below them."""
-    count: dict[int, int] = {}
-    oldest: dict[int, str] = {}
-    for key, author_id in rows:
-        count[author_id] = count.get(author_id, 0) + 1
-        oldest[author_id] = min(key, oldest.get(author_id, key))
-    # Authors who returned per_author posts may have older ones: below the
-    # highest of their oldest pulled keys, the pull is not complete.
-    floor = max((oldest[a] for a, n in count.items() if n >= per_author), default="")
-    # Only what the capped inbox keeps is written: the rest would be trimmed at once.
-    kept = sorted((row for row in rows if row[0] >= floor), reverse=True)[:cap]
-    return kept, bool(kept) and (bool(floor) or len(kept) == cap)
 
 
 def pushed(reader_ids: list[int], key: str) -> None:

@@ -45,15 +45,17 @@ def _bounds(author_id: int, cursor: Cursor) -> tuple[str, str]:
 
 
 def nearest_by_author(
-    author_ids: list[int], *, cursor: Cursor, per_author: int
+    author_ids: list[int], *, cursor: Cursor, per_author: int, up: bool | None = None
 ) -> list[tuple[str, int]]:
     """(timeline key, author id) of each author's ``per_author`` live posts
-    nearest the cursor, in its scan direction: the newest below ``before`` (or
-    of all), or the oldest above ``after``. Unordered across authors."""
+    nearest the cursor, in its scan direction (or up when ``up``, down when not):
+    the newest below ``before`` (or of all), or the oldest above ``after``.
+    Unordered across authors."""
+    up = cursor.newer_pages if up is None else up
     if not author_ids:
         return []
     if connection.vendor != "postgresql":
-        return _nearest_by_author_portable(author_ids, cursor=cursor, per_author=per_author)
+        return _nearest_by_author_portable(author_ids, cursor=cursor, per_author=per_author, up=up)
     filters, cursor_params = [], []
     if cursor.before is not None:
         filters.append("AND p.timeline_key < %s")
@@ -64,7 +66,7 @@ def nearest_by_author(
     leg = _LEG.format(
         posts=Post._meta.db_table,
         cursor_filter=" ".join(filters),
-        direction="ASC" if cursor.newer_pages else "DESC",
+        direction="ASC" if up else "DESC",
     )
     rows: list[tuple[str, int]] = []
     with connection.cursor() as db:
@@ -80,14 +82,14 @@ def nearest_by_author(
 
 
 def _nearest_by_author_portable(
-    author_ids: list[int], *, cursor: Cursor, per_author: int
+    author_ids: list[int], *, cursor: Cursor, per_author: int, up: bool
 ) -> list[tuple[str, int]]:
     posts = Post.objects.visible().filter(author_id__in=author_ids)
     if cursor.before is not None:
         posts = posts.filter(timeline_key__lt=cursor.before)
     if cursor.after is not None:
         posts = posts.filter(timeline_key__gt=cursor.after)
-    posts = posts.order_by("timeline_key" if cursor.newer_pages else "-timeline_key")
+    posts = posts.order_by("timeline_key" if up else "-timeline_key")
     taken: dict[int, int] = defaultdict(int)
     rows = []
     for key, author_id in posts.values_list("timeline_key", "author_id").iterator():
@@ -105,6 +107,9 @@ def _nearest_by_author_portable(
 # not `limit` posts of every author (seed 000's pull by time buckets).
 FIRST_WINDOW_MS = 3_600_000
 WIDEN = 8
+# Below this many rows at most (authors x limit), one statement over the whole
+# range reads less than a window walk costs in statements.
+WINDOWLESS_ROWS = 5_000
 
 
 def _edge(time: int) -> str:
@@ -128,7 +133,7 @@ def _windows(cursor: Cursor) -> Iterator[Cursor]:
     if cursor.before is not None:
         top = min(top, ids.parse_timeline_key(cursor.before).time + 1)
     floor = ids.parse_timeline_key(cursor.after).time if cursor.after is not None else 0
-    before = cursor.before or _edge(ids.MAX_TIME)  # two ends: a window scans down
+    before = cursor.before or _edge(ids.MAX_TIME)
     while top - span > floor:
         yield Cursor(before=before, after=_edge(top - span))
         top, before, span = top - span, _edge(top - span), span * WIDEN
@@ -138,8 +143,9 @@ def _windows(cursor: Cursor) -> Iterator[Cursor]:
 def merged(author_ids: list[int], *, cursor: Cursor, limit: int) -> list[str]:
     """The first ``limit`` keys of these authors' posts from the cursor on, in scan order."""
     keys: list[str] = []
-    for window in _windows(cursor):
-        rows = nearest_by_author(author_ids, cursor=window, per_author=limit)
+    windows = _windows(cursor) if len(author_ids) * limit > WINDOWLESS_ROWS else [cursor]
+    for window in windows:
+        rows = nearest_by_author(author_ids, cursor=window, per_author=limit, up=cursor.newer_pages)
         keys += sorted({key for key, _ in rows}, reverse=not cursor.newer_pages)
         if len(keys) >= limit:
             break
