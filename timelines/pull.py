@@ -8,10 +8,8 @@ Elsewhere (SQLite, the embedded default) a plain query does the same.
 """
 
 from collections import defaultdict
-from collections.abc import Iterator
 
 from django.db import connection
-from django.utils import timezone
 
 from feed_project.pagination import Cursor
 from posts import ids
@@ -99,57 +97,38 @@ def _nearest_by_author_portable(
     return rows
 
 
-# merged() reads in time windows moving away from the cursor: the first spans
-# FIRST_WINDOW_MS, each next one WIDEN times the last. Within a window every
-# author's posts up to the limit are read, so once `limit` keys are in hand the
-# first `limit` are exact. A reader following thousands of accounts reads a
-# few windows of one-probe legs (most authors post nothing in a recent hour),
-# not `limit` posts of every author (seed 000's pull by time buckets).
-FIRST_WINDOW_MS = 3_600_000
-WIDEN = 8
-# Below this many rows at most (authors x limit), one statement over the whole
-# range reads less than a window walk costs in statements.
-WINDOWLESS_ROWS = 5_000
-
-
-def _edge(time: int) -> str:
-    """Below every key of ``time`` and above every key before it (no author 0)."""
-    return ids.make_timeline_key(ids.KeyParts(max(0, min(time, ids.MAX_TIME)), 0, 0))
-
-
-def _windows(cursor: Cursor) -> Iterator[Cursor]:
-    """The cursor's range cut into time windows, in its scan direction."""
-    span = FIRST_WINDOW_MS
-    if cursor.newer_pages:
-        start = ids.parse_timeline_key(cursor.after).time
-        now = ids.time_of(timezone.now())
-        after = cursor.after
-        while start + span <= now:
-            yield Cursor(after=after, before=_edge(start + span))
-            start, after, span = start + span, _edge(start + span), span * WIDEN
-        yield Cursor(after=after)
-        return
-    top = ids.time_of(timezone.now()) + 1
-    if cursor.before is not None:
-        top = min(top, ids.parse_timeline_key(cursor.before).time + 1)
-    floor = ids.parse_timeline_key(cursor.after).time if cursor.after is not None else 0
-    before = cursor.before or _edge(ids.MAX_TIME)
-    while top - span > floor:
-        yield Cursor(before=before, after=_edge(top - span))
-        top, before, span = top - span, _edge(top - span), span * WIDEN
-    yield Cursor(before=before, after=cursor.after)
+# Below this many rows at most (authors x limit), merged() reads every author's
+# nearest `limit` posts in one pass; above it, in two (its docstring).
+SINGLE_PASS_ROWS = 5_000
 
 
 def merged(author_ids: list[int], *, cursor: Cursor, limit: int) -> list[str]:
-    """The first ``limit`` keys of these authors' posts from the cursor on, in scan order."""
-    keys: list[str] = []
-    windows = _windows(cursor) if len(author_ids) * limit > WINDOWLESS_ROWS else [cursor]
-    for window in windows:
-        rows = nearest_by_author(author_ids, cursor=window, per_author=limit, up=cursor.newer_pages)
-        keys += sorted({key for key, _ in rows}, reverse=not cursor.newer_pages)
-        if len(keys) >= limit:
-            break
-    return keys[:limit]
+    """The first ``limit`` keys of these authors' posts from the cursor on, in scan order.
+
+    Many authors take two passes (a threshold top-k, seed 000's answer to readers
+    who follow thousands): first each author's one nearest key. The
+    ``limit``-th nearest of those, T, bounds the answer: ``limit`` authors have
+    a key between the cursor and T, so no key of the answer lies beyond T, and
+    only authors whose nearest key is not beyond T can have one. Then those
+    authors' keys up to T. A reader following 5,000 accounts reads 5,000
+    one-row probes and about a page of rows, not a page of every author.
+    """
+    up = cursor.newer_pages
+    if len(author_ids) * limit > SINGLE_PASS_ROWS:
+        nearest = sorted(nearest_by_author(author_ids, cursor=cursor, per_author=1), reverse=not up)
+        if len(nearest) >= limit:
+            threshold = nearest[limit - 1][0]
+            authors = [author for _, author in nearest[:limit]]
+            if up:
+                bounded = Cursor(before=threshold, after=cursor.after)
+            else:
+                bounded = Cursor(before=cursor.before, after=threshold)
+            rows = nearest_by_author(authors, cursor=bounded, per_author=limit, up=up)
+            return sorted({threshold, *(key for key, _ in rows)}, reverse=not up)[:limit]
+        # Fewer authors than a page have posts here: a single pass over them.
+        author_ids = [author for _, author in nearest]
+    rows = nearest_by_author(author_ids, cursor=cursor, per_author=limit, up=up)
+    return sorted({key for key, _ in rows}, reverse=not up)[:limit]
 
 
 def reader_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:

@@ -1,6 +1,6 @@
-"""The pull reads in time windows away from the cursor (``timelines.pull.merged``):
-for posts spread over minutes to years, and every cursor, it returns exactly the
-first ``limit`` keys a plain sort of all the authors' posts gives."""
+"""The merged pull (``timelines.pull.merged``) in two passes, the form it takes
+for readers who follow thousands: for any posts of a few authors and any
+cursor, exactly the first ``limit`` keys a plain sort of all their posts gives."""
 
 from unittest import mock
 
@@ -15,15 +15,9 @@ from posts.models import Post
 from tests.factories import UserFactory
 from timelines import pull
 
-AUTHORS = 3
-# Offsets into the past from a frozen now: on and around the windows' edges
-# (the first spans FIRST_WINDOW_MS from now + 1 ms, each next WIDEN times the
-# last), and anywhere up to far back.
-EDGES = [1 + pull.FIRST_WINDOW_MS * (pull.WIDEN**k - 1) // (pull.WIDEN - 1) for k in range(1, 6)]
-OFFSETS = st.one_of(
-    st.integers(min_value=0, max_value=3 * EDGES[-1]),
-    st.sampled_from(EDGES).flatmap(lambda e: st.integers(min_value=e - 2, max_value=e + 2)),
-)
+AUTHORS = 5
+HOUR = 3_600_000
+OFFSETS = st.integers(min_value=0, max_value=1000 * HOUR)  # ms into the past, up to ~6 weeks
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +63,8 @@ def write_posts(authors: list[int], posts: list[tuple[int, int]], now: int) -> l
     ends=st.tuples(st.none() | st.integers(0, 30), st.none() | st.integers(0, 30)),
     limit=st.integers(min_value=1, max_value=8),
 )
-@example(
-    posts=[(0, pull.FIRST_WINDOW_MS), (1, pull.FIRST_WINDOW_MS - 1)], ends=(None, None), limit=2
-)
+@example(posts=[(0, HOUR), (1, HOUR - 1)], ends=(None, None), limit=2)
+@example(posts=[(0, 1), (0, 1), (1, 5), (0, HOUR)], ends=(None, 0), limit=2)  # scans up
 def test_merged_equals_a_sort_of_every_post(authors, posts, ends, limit):
     Post.objects.filter(author_id__in=authors).delete()
     now = timezone.now()
@@ -81,10 +74,7 @@ def test_merged_equals_a_sort_of_every_post(authors, posts, ends, limit):
         before, after = None, after
     cursor = Cursor(before=before, after=after)
 
-    with (
-        mock.patch.object(pull.timezone, "now", return_value=now),
-        mock.patch.object(pull, "WINDOWLESS_ROWS", 0),  # windows even for a few authors
-    ):
+    with mock.patch.object(pull, "SINGLE_PASS_ROWS", 0):  # two passes even for a few authors
         got = pull.merged(authors, cursor=cursor, limit=limit)
 
     inside = [k for k in keys if (before is None or k < before) and (after is None or k > after)]
