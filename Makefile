@@ -65,7 +65,7 @@ test: install lint chromium
 # a single Redis (Celery's Redis transport does not speak Cluster).
 REDIS_CLUSTER_SUITE := tests/timelines/test_feed_invariant.py tests/timelines/test_feed_rules.py \
 	tests/timelines/test_home_view.py tests/timelines/test_new_posts_endpoint.py \
-	tests/timelines/test_trim_throttle.py tests/feed_project/test_ratelimits.py
+	tests/timelines/test_trim_sweep.py tests/feed_project/test_ratelimits.py
 
 test-redis-cluster: install
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) RATELIMIT_ENABLED=0 \

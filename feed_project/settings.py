@@ -139,6 +139,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
     DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 5)  # Django sets None
+    # No JIT: it compiles any statement the planner thinks costly, and the feed's
+    # set statements over 5,000-reader lists are: a chunk's trim spent 1.16 s of
+    # its 1.29 s compiling (docs/BENCHMARKS.md). OLTP statements never win it back.
+    DATABASES["default"]["OPTIONS"].setdefault("options", "-c jit=off")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets page reads go on while a fan-out task writes.
     DATABASES["default"].setdefault("OPTIONS", {})
@@ -307,10 +311,16 @@ FEED_CACHE_TTL_DAYS: int = _read("FEED_CACHE_TTL_DAYS", "int", 3)
 # None finds out (on for a Citus coordinator), True/False force it (tests).
 FEED_ROUTED_READS: bool | None = None
 FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)
-# Trimming an inbox reads its newest FEED_INBOX_CAP keys, so fan-out queues a
-# trim of a chunk's inboxes (its own task) at most once per this many seconds
-# per chunk: an inbox overshoots the cap by that interval's posts; caches never do.
+# Trimming an inbox reads its keys, so no write trims the table: a sweep trims
+# every kept inbox once per this many seconds, FEED_TRIM_BATCH inboxes a task
+# (timelines.tasks.trim_inboxes). An inbox overshoots the cap by that
+# interval's posts; caches never do (they trim themselves at every push).
 FEED_TRIM_EVERY_SECONDS: int = _read("FEED_TRIM_EVERY_SECONDS", "int", 300)
+FEED_TRIM_BATCH: int = _read("FEED_TRIM_BATCH", "int", 2000)
+CELERY_BEAT_SCHEDULE["trim-inboxes"] = {
+    "task": "timelines.trim_inboxes",
+    "schedule": float(FEED_TRIM_EVERY_SECONDS),
+}
 
 # --- Auth ---------------------------------------------------------------------
 AUTH_USER_MODEL = "accounts.User"

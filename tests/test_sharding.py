@@ -16,6 +16,7 @@ from posts.models import Post
 from tests import images
 from tests.conftest import PASSWORD
 from tests.sharding_sql import tables_of, unpinned
+from timelines.tasks import trim_inboxes
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,18 @@ ALLOWED = [
         "posts are on every shard (one post_tag_page_idx range scan each; docs/SCALING.md); "
         "joined on the id alone here, read in two routed statements on Citus "
         "(posts.tags._tag_page_routed)",
+    ),
+    Allowed(
+        r"AS b\(author, low, high\)\s+CROSS JOIN LATERAL",
+        "a rebuild on plain PostgreSQL: one INSERT ... SELECT with a LATERAL index scan "
+        "per author, each pinned by its author from an array; Citus cannot push that "
+        "LATERAL down, so there timelines.rebuild takes pull's routed legs instead",
+    ),
+    Allowed(
+        r'FROM "timelines_inboxstate" WHERE "timelines_inboxstate"\."reader_id" > ',
+        "the trim sweep walks every kept inbox in reader order (beat, every "
+        "FEED_TRIM_EVERY_SECONDS): every shard, FEED_TRIM_BATCH rows a step; the trims "
+        "it then runs name their readers",
     ),
     Allowed(
         r'FROM "posts_like" WHERE "posts_like"\."post_id" = ',
@@ -162,6 +175,7 @@ def scripted_session(client_class, on_commit) -> None:
     _post(dora, "/@erin/unfollow/", on_commit=on_commit)
     _get(dora, "/")
     _get(fred, "/")
+    trim_inboxes()  # beat's trim sweep (timelines.tasks)
 
 
 @pytest.mark.django_db

@@ -7,7 +7,8 @@ class TimelinesConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts.signals import account_erasing
-        from timelines import erasure, signals
+        from timelines import checks, erasure, signals
 
+        checks.register()
         signals.connect()
         account_erasing.connect(erasure.on_account_erasing, dispatch_uid="timelines.erasure")

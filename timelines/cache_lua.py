@@ -9,7 +9,9 @@ marker) is in ``timelines.cache``'s docstring.
 # the Redis server that filled it: its run_id (new at every start), its
 # replication id (new when it is promoted or resynchronised from a master), and
 # the key counts of its last load of a snapshot (changed by an in-place load such
-# as DEBUG RELOAD). None of these is in the dataset, so a snapshot restored or
+# as DEBUG RELOAD), hashed to 16 hex digits (64 bits), so that the member is as
+# short as a timeline key and a cache fits Redis's compact listpack encoding
+# (timelines.checks). None of these is in the dataset, so a snapshot restored or
 # replicated elsewhere cannot bring them back; a cache whose sentinel names
 # another incarnation is deleted the moment any script touches it.
 INCARNATION = """
@@ -18,10 +20,10 @@ local function field(info, name)
 end
 local function incarnation()
   local persistence = redis.call('INFO', 'persistence')
-  return '!' .. field(redis.call('INFO', 'server'), 'run_id')
+  return '!' .. string.sub(redis.sha1hex(field(redis.call('INFO', 'server'), 'run_id')
     .. ':' .. field(redis.call('INFO', 'replication'), 'master_replid')
     .. ':' .. field(persistence, 'rdb_last_load_keys_loaded')
-    .. ':' .. field(persistence, 'rdb_last_load_keys_expired')
+    .. ':' .. field(persistence, 'rdb_last_load_keys_expired')), 1, 16)
 end
 local function live(key)
   local first = redis.call('ZRANGE', key, 0, 0)

@@ -19,7 +19,7 @@ from django.db.models import F, Q
 
 from accounts.models import User
 from posts import ids
-from timelines import cache, fanout
+from timelines import cache
 from timelines.models import FanOut, InboxEntry, InboxState, PendingTask, PullAuthor
 from timelines.notifications.models import Notification
 
@@ -56,7 +56,6 @@ def erase_reader_and_author(*, user_id: int) -> None:
 
     def forget_cached() -> None:
         cache.drop(user_id)
-        fanout.forget_trim_throttle(user_id)
         for reader_id in readers:
             cache.remove_author(reader_id, user_id)
 

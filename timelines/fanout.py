@@ -21,7 +21,6 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.core.cache import cache as django_cache
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -40,7 +39,6 @@ FAN_OUT_POST = "timelines.fan_out_post"
 FAN_OUT_CHUNK = "timelines.fan_out_chunk"
 REMOVE_POST = "timelines.remove_post"
 REMOVE_CHUNK = "timelines.remove_post_chunk"
-TRIM_CHUNK = "timelines.trim_chunk"
 
 
 def active_since(now: datetime | None = None) -> datetime:
@@ -198,51 +196,7 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
         readers = [row[0] for row in db.fetchall()]
     inbox.pushed(readers, post["timeline_key"])
     _chunk_done(post_id, claim, len(readers))
-    if readers and trim_due(post["author_id"], chunk):
-        outbox.send(TRIM_CHUNK, post["author_id"], chunk.after, chunk.upto)
     return len(readers)
-
-
-def trim_due(author_id: int, chunk: Chunk) -> bool:
-    """Whether this chunk's inboxes are due a trim: at most once per
-    FEED_TRIM_EVERY_SECONDS per chunk of an author's followers.
-
-    A trim reads the newest FEED_INBOX_CAP keys of every inbox of the chunk, so
-    it runs in a task of its own, after the chunk is counted done, and rarely:
-    an inbox overshoots the cap by the posts of that interval, reads never show
-    past the cap (the cache trims itself at every push). The throttle is a
-    cache key added with a timeout (SET NX EX on Redis): without a shared cache
-    each process throttles alone, with none at all every chunk trims. An
-    interval of 0 trims after every chunk (tests).
-    """
-    if settings.FEED_TRIM_EVERY_SECONDS <= 0:
-        return True
-    key = f"{_TRIM_DUE}{{{author_id}}}:{chunk.after}:{chunk.upto}"
-    return django_cache.add(key, 1, timeout=settings.FEED_TRIM_EVERY_SECONDS)
-
-
-_TRIM_DUE = "trim-due:"
-
-
-def forget_trim_throttle(author_id: int) -> None:
-    """Drop an author's trim throttles (an erased account leaves no key naming it).
-
-    A scan of the keyspace: only for the rare erasure. Caches without patterns
-    (the local-memory default) let the keys expire on their own.
-    """
-    delete_pattern = getattr(django_cache, "delete_pattern", None)
-    if delete_pattern is not None:
-        delete_pattern(f"{_TRIM_DUE}{{{author_id}}}:*")
-
-
-def trim_chunk(*, author_id: int, chunk: Chunk) -> None:
-    """Trim the inboxes of one chunk of an author's followers to the cap."""
-    readers = list(
-        Follower.objects.filter(
-            user_id=author_id, follower_id__gt=chunk.after, follower_id__lte=chunk.upto
-        ).values_list("follower_id", flat=True)
-    )
-    inbox.trim(readers)
 
 
 def _chunk_done(post_id: str, claim: outbox.Claim, recipients: int) -> None:

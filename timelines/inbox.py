@@ -25,7 +25,7 @@ from django.utils import timezone
 from feed_project.pagination import Cursor
 from relations.selectors import followee_ids, is_following
 from relations.visibility import is_muted, sql_followed_or_self
-from timelines import cache, pull
+from timelines import cache, pull, rebuild
 from timelines.cache import CachedInbox
 from timelines.models import CacheGeneration, InboxEntry, InboxState, PullAuthor
 
@@ -129,21 +129,20 @@ class Inbox:
         InboxState.objects.update_or_create(reader_id=reader_id, defaults={"built_at": None})
         pulled_authors = set(PullAuthor.objects.values_list("author_id", flat=True))
         authors = [a for a in [*followee_ids(reader_id), reader_id] if a not in pulled_authors]
-        per_author = settings.FEED_REBUILD_PER_AUTHOR
-        rows = pull.nearest_by_author(authors, cursor=Cursor(), per_author=per_author)
-        kept, cut_off = _rebuild_entries(rows, per_author=per_author, cap=self.cap)
         with transaction.atomic():
-            _insert(reader_id, kept)
-            if cut_off:
+            written = rebuild.write(
+                reader_id, authors, per_author=settings.FEED_REBUILD_PER_AUTHOR, cap=self.cap
+            )
+            if written.cut_off:
                 # Below the oldest kept key the pull was cut off (by an author or
                 # by the cap): entries from before the rebuild there may have gaps.
                 InboxEntry.objects.filter(
-                    reader_id=reader_id, timeline_key__lt=kept[-1][0]
+                    reader_id=reader_id, timeline_key__lt=written.oldest
                 ).delete()
         trim([reader_id])
         InboxState.objects.filter(reader_id=reader_id).update(built_at=timezone.now())
         cache.drop(reader_id)
-        return len(rows)
+        return written.pulled
 
     # --- reads ----------------------------------------------------------------
 
@@ -274,24 +273,6 @@ def _insert(reader_id: int, entries: list[tuple[str, int]]) -> None:
     )
 
 
-def _rebuild_entries(
-    rows: list[tuple[str, int]], *, per_author: int, cap: int
-) -> tuple[list[tuple[str, int]], bool]:
-    """What a rebuild writes: the newest ``cap`` pulled entries at or above the floor,
-    newest first, and whether the pull was cut off below them."""
-    count: dict[int, int] = {}
-    oldest: dict[int, str] = {}
-    for key, author_id in rows:
-        count[author_id] = count.get(author_id, 0) + 1
-        oldest[author_id] = min(key, oldest.get(author_id, key))
-    # Authors who returned per_author posts may have older ones: below the
-    # highest of their oldest pulled keys, the pull is not complete.
-    floor = max((oldest[a] for a, n in count.items() if n >= per_author), default="")
-    # Only what the capped inbox keeps is written: the rest would be trimmed at once.
-    kept = sorted((row for row in rows if row[0] >= floor), reverse=True)[:cap]
-    return kept, bool(kept) and (bool(floor) or len(kept) == cap)
-
-
 def pushed(reader_ids: list[int], key: str) -> None:
     """The table rows of ``key`` went into these inboxes (fan-out's one statement):
     now their live caches."""
@@ -304,40 +285,37 @@ def remove_key(reader_ids: list[int], key: str) -> None:
     cache.remove(reader_ids, [key])
 
 
-# Each reader's (cap + 1)-th newest key and all below it go. The window is
-# partitioned by reader, the shard key, and the join is on it, so Citus runs
-# the whole statement inside each shard (a LATERAL ... OFFSET it cannot push
-# down). An inbox holds about the cap, so ranking all of it costs what the
-# OFFSET scan did. The ranking counts up in the primary key's own order
-# (reader_id, timeline_key), so the index-only scan feeds the window unsorted:
-# the (cap + 1)-th newest is number total - cap. Ranked DESC, PostgreSQL sorted
-# every inbox first (1.46 s against 0.51 s for 5,000 inboxes of ~110 entries on
-# the bench world: docs/BENCHMARKS.md).
-_TRIM_SQL = """
-DELETE FROM {inbox} i USING (
-    SELECT reader_id, timeline_key AS floor FROM (
-        SELECT reader_id, timeline_key, row_number() OVER w AS n, count(*) OVER w AS total
-        FROM {inbox} WHERE reader_id = ANY(%(readers)s)
-        WINDOW w AS (PARTITION BY reader_id ORDER BY timeline_key
-                     ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-    ) ranked
-    WHERE n = total - %(cap)s
-) d
-WHERE i.reader_id = ANY(%(readers)s)
-  AND i.reader_id = d.reader_id AND i.timeline_key <= d.floor
+# Each over-cap inbox's (cap + 1)-th newest key: it and all below it go. The
+# window is partitioned by reader, the shard key, so Citus runs it inside each
+# shard (a LATERAL ... OFFSET it cannot push down). It counts up in the primary
+# key's order, so the index-only scan feeds it unsorted: the (cap + 1)-th newest
+# is number total - cap. Ranked DESC, PostgreSQL sorted every inbox first.
+_FLOORS_SQL = """
+SELECT reader_id, timeline_key FROM (
+    SELECT reader_id, timeline_key, row_number() OVER w AS n, count(*) OVER w AS total
+    FROM {inbox} WHERE reader_id = ANY(%(readers)s)
+    WINDOW w AS (PARTITION BY reader_id ORDER BY timeline_key
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+) ranked
+WHERE n = total - %(cap)s
 """
+# One statement per over-cap inbox, an index range of one reader (one shard):
+# joined to the floors in one DELETE, PostgreSQL hash-joined a sequential scan
+# of the whole table once its estimate of the readers' rows grew.
+_DELETE_BELOW_SQL = "DELETE FROM {inbox} WHERE reader_id = %s AND timeline_key <= %s"
 
 
 def trim(reader_ids: list[int]) -> None:
     """Keep the newest ``cap()`` entries of each inbox."""
     if not reader_ids:
         return
+    table = InboxEntry._meta.db_table
     if connection.vendor == "postgresql":
         with connection.cursor() as db:
-            db.execute(
-                _TRIM_SQL.format(inbox=InboxEntry._meta.db_table),
-                {"readers": list(reader_ids), "cap": cap()},
-            )
+            db.execute(_FLOORS_SQL.format(inbox=table), {"readers": list(reader_ids), "cap": cap()})
+            floors = db.fetchall()
+            if floors:
+                db.executemany(_DELETE_BELOW_SQL.format(inbox=table), floors)
         return
     for reader_id in reader_ids:
         entries = InboxEntry.objects.filter(reader_id=reader_id)
@@ -346,3 +324,16 @@ def trim(reader_ids: list[int]) -> None:
         ]
         if floor:
             entries.filter(timeline_key__lte=floor[0]).delete()
+
+
+def trim_batch(after: int, size: int) -> int | None:
+    """Trim the ``size`` kept inboxes next above reader ``after``: a step of the
+    trim sweep (``timelines.tasks.trim_inboxes``). Returns the last reader trimmed,
+    or None when no kept inbox is left above it."""
+    readers = list(
+        InboxState.objects.filter(reader_id__gt=after)
+        .order_by("reader_id")
+        .values_list("reader_id", flat=True)[:size]
+    )
+    trim(readers)
+    return readers[-1] if len(readers) == size else None

@@ -20,10 +20,11 @@ from typing import Any
 
 from celery import shared_task
 from django.conf import settings
+from django.core.cache import cache as django_cache
 from django.db import DatabaseError
 
 from feed_project.celery import FailFastTask
-from timelines import fanout, outbox
+from timelines import fanout, inbox, outbox
 from timelines.fanout import Chunk
 from timelines.inbox import Inbox
 from timelines.outbox import enqueue
@@ -76,12 +77,6 @@ def fan_out_chunk(post_id: str, after: int, upto: int) -> None:
     fanout.deliver_chunk(post_id=post_id, chunk=Chunk(after, upto))
 
 
-@shared_task(name=fanout.TRIM_CHUNK, base=FeedTask)
-def trim_chunk(author_id: int, after: int, upto: int) -> None:
-    """Not in the outbox: a lost trim leaves inboxes over the cap until the next one."""
-    fanout.trim_chunk(author_id=author_id, chunk=Chunk(after, upto))
-
-
 @shared_task(name=fanout.REMOVE_POST, base=OutboxTask)
 def remove_post(post_id: str) -> None:
     fanout.plan_removal(post_id=post_id)
@@ -114,6 +109,38 @@ def backfill(reader_id: int, author_id: int) -> None:
 @shared_task(name="timelines.remove_author", base=FeedTask)
 def remove_author(reader_id: int, author_id: int) -> None:
     Inbox(reader_id).sync_author(author_id)
+
+
+# --- the cap ----------------------------------------------------------------------
+
+TRIM_SWEEP = "trim-sweep"  # a cache key: a sweep made progress within the interval
+
+
+@shared_task(name="timelines.trim_inboxes", base=FeedTask)
+def trim_inboxes(after: int = 0) -> None:
+    """Trim every kept inbox to the cap, FEED_TRIM_BATCH readers a task.
+
+    Beat starts a sweep every FEED_TRIM_EVERY_SECONDS; each batch queues the next
+    behind what the queue already holds, so one batch at a time is in flight and
+    fan-outs never wait behind a wall of trims. The cost follows the readers, not
+    the posts: every kept inbox once an interval, however many of its followees
+    post. Not in the outbox: a lost batch leaves the rest to the next sweep.
+    """
+    interval = settings.FEED_TRIM_EVERY_SECONDS
+    if after == 0 and not django_cache.add(TRIM_SWEEP, 0, timeout=interval):
+        return  # the last sweep made progress within the interval: still running
+    last = inbox.trim_batch(after, size=settings.FEED_TRIM_BATCH)
+    if last is None:
+        django_cache.delete(TRIM_SWEEP)
+        return
+    django_cache.set(TRIM_SWEEP, last, timeout=interval)
+    outbox.send("timelines.trim_inboxes", last)
+
+
+# Queued by fan-outs before the sweep trimmed instead: nothing left to do.
+@shared_task(name="timelines.trim_chunk", base=FeedTask)
+def trim_chunk(author_id: int, after: int, upto: int) -> None:
+    pass
 
 
 # --- the sweeper ----------------------------------------------------------------

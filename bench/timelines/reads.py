@@ -7,6 +7,8 @@ from accounts.models import User
 from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
 from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
+from posts.models import Post
+from relations.selectors import followee_ids
 from timelines import cache, feed, pull, reference
 from timelines.entries import FeedItem, hydrate
 
@@ -30,7 +32,9 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         notes=[
             f"{options.samples} samples each after {options.warmup} warm-up calls; "
             f"'cache dropped' runs timelines.cache.drop({READER}) before each sample (untimed)",
-            f"the pull model asks for {limit + 1} keys, as home_feed does (one more than a page)",
+            f"the pull models ask for {limit + 1} keys, as home_feed does (one more than a page); "
+            "the plain query is Post.objects.visible().filter(author_id__in=followees + reader)"
+            ".order_by('-timeline_key')[:limit]",
         ],
     )
     verdicts = []
@@ -50,6 +54,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
                 _Pull(reference.pull_reference_keys, reader.pk, page_cursor, limit),
                 None,
             ),
+            ("plain query + hydrate", _Pull(_plain_keys, reader.pk, page_cursor, limit), None),
         ]
         timings = {}
         for label, fn, setup in cases:
@@ -68,13 +73,18 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             )
         cached = timings["home_feed, cache warm"]
         pulled = min(
-            timings["pull_keys + hydrate"].p50, timings["pull_reference_keys + hydrate"].p50
+            timings[label].p50
+            for label in (
+                "pull_keys + hydrate",
+                "pull_reference_keys + hydrate",
+                "plain query + hydrate",
+            )
         )
         verdicts.append(
             Verdict(
                 figure=f"Home page {number}, cached, p50",
                 measured=format_ms(cached.p50),
-                baseline=f"{format_ms(pulled)} pull",
+                baseline=f"{format_ms(pulled)} best pull",
                 ratio=f"{pulled / cached.p50:.0f}x faster",
                 target=">= 10x faster",
                 met=pulled >= 10 * cached.p50,
@@ -86,12 +96,21 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
                 measured=format_ms(cached.p99),
                 baseline="",
                 ratio="",
-                target="< 10 ms",
-                met=cached.p99 < 10,
+                target="< 5 ms",
+                met=cached.p99 < 5,
             )
         )
     # The sampled calls leave the reader's cache live, as a visit would.
     return table, verdicts
+
+
+def _plain_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:
+    """The query a Django developer would write: the followees' and the reader's
+    visible posts, newest first, one page (the best plain pull, issue 11)."""
+    posts = Post.objects.visible().filter(author_id__in=[*followee_ids(reader_id), reader_id])
+    if cursor.before is not None:
+        posts = posts.filter(timeline_key__lt=cursor.before)
+    return list(posts.order_by("-timeline_key").values_list("timeline_key", flat=True)[:limit])
 
 
 class _Call:

@@ -9,6 +9,7 @@ from bench.timelines.reads import home_figures
 from bench.timelines.rebuild import rebuild_figure
 from bench.timelines.report import Table
 from bench.timelines.spec import AUTHOR, READER, Log, Options, WorldSpec
+from bench.timelines.wide import wide_figure
 from bench.timelines.world import ensure_world
 
 
@@ -42,13 +43,14 @@ def run(spec: WorldSpec, options: Options, *, rebuild_world: bool, log: Log) -> 
     fan_out, fan_out_verdict = fan_out_figure(world, options, log)
     home, home_verdicts = home_figures(world, options, log)
     rebuild, rebuild_verdicts = rebuild_figure(world, options, log)
+    wide, wide_verdicts = wide_figure(world, options, log)
     summary = Table(
         title="Summary",
         header=("figure", "measured", "baseline", "ratio", "target", "met"),
         rows=[
             (v.figure, v.measured, v.baseline, v.ratio, v.target, "yes" if v.met else "MISSED")
-            for v in [fan_out_verdict, *home_verdicts, *rebuild_verdicts]
+            for v in [fan_out_verdict, *home_verdicts, *rebuild_verdicts, *wide_verdicts]
         ],
         notes=[f"load average {_load()} at the end (other work on the machine skews figures)"],
     )
-    return [*tables, fan_out, home, rebuild, summary]
+    return [*tables, fan_out, home, rebuild, wide, summary]

@@ -72,3 +72,4 @@ class Options:
     worker: bool = True
     timeout: float = 300.0
     inbox_entries: int = 100  # entries per follower's inbox before the fan-out figure
+    wide_following: int = 5000  # accounts the wide reader follows (figure 4)

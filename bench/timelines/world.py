@@ -129,7 +129,7 @@ def _build_world(spec: WorldSpec, log: Log) -> None:
         follows += [(reader, a) for a in rng.sample(posting, spec.following - 1)]
         for idle_id in idle:
             follows += [(idle_id, a) for a in rng.sample(posting, spec.following)]
-        _insert_follows(rng, follows, now)
+        insert_follows(rng, follows, now)
         step(f"{len(follows):,} follows (x2: Follower and Followee)")
 
         posts = _insert_posts(rng, posting, spec, now)
@@ -141,7 +141,7 @@ def _build_world(spec: WorldSpec, log: Log) -> None:
                 "SELECT id, %s FROM unnest(%s::bigint[]) AS o(id)",
                 [now, followers],
             )
-        _set_counters()
+        set_counters()
         # Written last: it is what tells a later run that the world is complete.
         User.objects.filter(pk=author).update(bio=spec.marker)
         step(f"{len(followers):,} kept inboxes, counters")
@@ -211,7 +211,7 @@ def _copy(table: str, columns: tuple[str, ...], rows: Iterable[tuple[Any, ...]])
             copy.write_row(row)
 
 
-def _insert_follows(rng: random.Random, follows: list[tuple[int, int]], now: Any) -> None:
+def insert_follows(rng: random.Random, follows: list[tuple[int, int]], now: Any) -> None:
     """Each follow twice, once per table, from the same (follower, followee, moment)."""
     window = int(FOLLOWS_WINDOW.total_seconds())
     at = [now - timedelta(seconds=rng.randrange(window)) for _ in follows]
@@ -258,7 +258,7 @@ WHERE u.id = c.id
 """
 
 
-def _set_counters() -> None:
+def set_counters() -> None:
     """Counters from the rows: they start at 0 and every bench user is new."""
     with connection.cursor() as db:
         for column, table, key, where in (

@@ -24,6 +24,8 @@ def test_bench_timelines_quick_prints_every_figure():
         "page 1: home_feed, cache dropped",
         "page 5: pull_keys + hydrate",
         "page 5: pull_reference_keys + hydrate",
+        "page 5: plain query + hydrate",
+        "a trim sweep alone:",
         "3. Rebuild of an inactive reader",
         "Inbox.rebuild",
         "Summary",
@@ -31,5 +33,8 @@ def test_bench_timelines_quick_prints_every_figure():
         "Home page 1, cached, p50",
         "Home page 5, cached, p99",
         "Rebuild, p50",
+        "4. First page of bench_wide (follows 300 accounts, no inbox)",
+        "plain query: author IN followees",
+        "First page, 300 followees, no inbox, p50",
     ):
         assert label in output

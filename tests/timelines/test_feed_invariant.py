@@ -37,6 +37,7 @@ from timelines.cache import SENTINEL
 from timelines.feed import home_feed
 from timelines.models import InboxEntry, PullAuthor
 from timelines.reference import UNAVAILABLE, pull_reference_keys, reference_item
+from timelines.tasks import trim_inboxes
 
 TABLES = [
     "accounts_user",
@@ -280,6 +281,11 @@ class FeedMachine(RuleBasedStateMachine):
         home_feed(reader=visit(user), cursor=Cursor(), limit=PAGE)
 
     @rule()
+    def trim_sweep(self) -> None:
+        """The beat's trim sweep: every kept inbox cut to the cap, in batches."""
+        trim_inboxes()
+
+    @rule()
     def flush_redis(self) -> None:
         redis = cache.client()
         if redis is not None:
@@ -329,5 +335,5 @@ def settings_override(settings):
     settings.FEED_INBOX_CAP = 4
     settings.FEED_REBUILD_PER_AUTHOR = 2
     settings.FEED_FANOUT_CHUNK = 1
-    settings.FEED_TRIM_EVERY_SECONDS = 0
+    settings.FEED_TRIM_BATCH = 2
     return settings

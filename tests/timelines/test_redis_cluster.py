@@ -4,7 +4,7 @@ The cluster is started by the test (tests/private_redis.py) on loopback ports.
 A Lua script may touch keys of one slot only: a reader's keys share one by
 their ``{reader}`` hash tag, and a push to many readers is one call per reader,
 sent in one pipeline per master (timelines.cache). ``make test`` also runs the
-cache suites (feed invariant, feed rules, home, new posts, trim throttle, rate
+cache suites (feed invariant, feed rules, home, new posts, trim sweep, rate
 limits) with the whole site on a cluster, where tests/conftest.py fails any test
 whose cache calls failed.
 """
@@ -26,7 +26,7 @@ from posts.services import create_post
 from relations.services import follow, unfollow
 from tests.factories import UserFactory
 from tests.private_redis import PrivateRedisCluster, private_redis_cluster
-from timelines import cache, fanout
+from timelines import cache
 from timelines.models import InboxEntry
 
 pytestmark = pytest.mark.django_db
@@ -165,14 +165,6 @@ def test_rate_limits_count_on_the_cluster(on_cluster, alice_client, settings):
     assert statuses == [302, 302, 429]
     counters = [key for key in on_cluster.client().scan_iter(match="feed:*rl:*")]
     assert counters  # the window's counter lives in the cluster
-
-
-def test_an_erased_authors_trim_throttles_are_deleted_from_the_cluster(on_cluster):
-    chunk = fanout.Chunk(after=0, upto=100)
-    assert fanout.trim_due(42, chunk) is True
-    assert fanout.trim_due(42, chunk) is False  # SET NX on the cluster
-    fanout.forget_trim_throttle(42)
-    assert fanout.trim_due(42, chunk) is True
 
 
 @pytest.mark.cache_outage

@@ -64,6 +64,11 @@ class Command(BaseCommand):
             type=int,
             help="fill each follower's inbox to about this many entries first (default 100)",
         )
+        parser.add_argument(
+            "--wide-following",
+            type=int,
+            help="accounts the wide reader follows for the first-page figure (default 5,000)",
+        )
         parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fan-out")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -90,6 +95,7 @@ class Command(BaseCommand):
             worker=not options["no_worker"],
             timeout=options["timeout"],
             inbox_entries=options["inbox_entries"] or (20 if quick else 100),
+            wide_following=options["wide_following"] or (300 if quick else 5000),
         )
         started = time.perf_counter()
 

@@ -1,0 +1,120 @@
+"""Figure 4: the first page of a reader who follows thousands of accounts and has no inbox."""
+
+import random
+
+from django.db import connection
+from django.utils import timezone
+
+from accounts.models import User
+from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
+from bench.timelines.spec import FOLLOWER, Log, Options, World, WorldError
+from bench.timelines.worker import tasks_in_process
+from bench.timelines.world import insert_follows, set_counters
+from feed_project.celery import app as celery_app
+from feed_project.pagination import Cursor
+from posts.models import Post
+from relations.selectors import followee_ids
+from timelines import cache, feed
+from timelines.entries import hydrate
+from timelines.models import InboxEntry, InboxState, PendingTask
+
+WIDE = f"{FOLLOWER}wide"  # a bench_ name: dropped with the world
+
+
+def _ensure_wide_reader(world: World, following: int, log: Log) -> int:
+    """``bench_wide``, following ``following`` of the world's posting accounts (made once)."""
+    row = User.objects.filter(username=WIDE).values_list("pk", "following_count").first()
+    if row is not None:
+        if row[1] != following:
+            raise WorldError(f"{WIDE} follows {row[1]:,} accounts, not {following:,}")
+        return row[0]
+    posting = list(
+        Post.objects.values_list("author_id", flat=True).distinct().order_by("author_id")
+    )
+    posting = [a for a in posting if a not in (world.author_id, world.reader_id)]
+    if len(posting) < following:
+        raise WorldError(f"the world has {len(posting):,} posting accounts, not {following:,}")
+    log(f"wide reader: {WIDE} follows {following:,} accounts (once per world)")
+    reader = User.objects.create(username=WIDE, last_active_at=timezone.now())
+    rng = random.Random(11)
+    insert_follows(rng, [(reader.pk, a) for a in rng.sample(posting, following)], timezone.now())
+    set_counters()
+    with connection.cursor() as db:
+        db.execute("ANALYZE relations_followee, relations_follower")
+    return reader.pk
+
+
+def _forget(reader_id: int) -> None:
+    """A reader who never came: no inbox rows, state, cache or queued rebuild."""
+    InboxEntry.objects.filter(reader_id=reader_id).delete()
+    InboxState.objects.filter(reader_id=reader_id).delete()
+    PendingTask.objects.filter(owner=reader_id).delete()
+    cache.drop(reader_id)
+
+
+def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[Verdict]]:
+    """Figure 4: home_feed's first page with no inbox (its rebuild queued, not run),
+    beside the plain query a Django developer would write for the same page."""
+    reader_id = _ensure_wide_reader(world, options.wide_following, log)
+    reader = User.objects.get(pk=reader_id)
+    limit = feed.page_size(None)
+    authors = [*followee_ids(reader_id), reader_id]
+
+    def plain() -> list:
+        keys = list(
+            Post.objects.visible()
+            .filter(author_id__in=authors)
+            .order_by("-timeline_key")
+            .values_list("timeline_key", flat=True)[: limit + 1]
+        )
+        return hydrate(keys, reader_id=reader_id)
+
+    def first_page() -> None:
+        feed.home_feed(reader=reader, cursor=Cursor())
+
+    log(f"wide reader: first page x {options.samples}, rebuild queued (no worker)")
+    with tasks_in_process(False):
+        page, page_queries = measure_and_count(
+            first_page,
+            samples=options.samples,
+            warmup=options.warmup,
+            setup=lambda: _forget(reader_id),
+        )
+    celery_app.control.purge()  # the queued rebuilds: no worker runs here
+    _forget(reader_id)
+    log(f"wide reader: plain query x {options.samples}")
+    base, base_queries = measure_and_count(plain, samples=options.samples, warmup=options.warmup)
+    table = Table(
+        title=f"4. First page of {WIDE} (follows {options.wide_following:,} accounts, no inbox)",
+        header=("read", "p50", "p99", "queries/call"),
+        rows=[
+            (
+                "home_feed, no inbox (rebuild queued)",
+                format_ms(page.p50),
+                format_ms(page.p99),
+                str(page_queries),
+            ),
+            (
+                "plain query: author IN followees ORDER BY key LIMIT + hydrate",
+                format_ms(base.p50),
+                format_ms(base.p99),
+                str(base_queries),
+            ),
+        ],
+        notes=[
+            f"{options.samples} samples each after {options.warmup} warm-up calls; before each "
+            "home_feed call (untimed) the reader's inbox rows, state, cache and queued "
+            "rebuild are deleted, so every call is a first visit",
+            "home_feed pulls in time windows (timelines/pull.py); the plain query is "
+            "Post.objects.visible().filter(author_id__in=...).order_by('-timeline_key')",
+        ],
+    )
+    verdict = Verdict(
+        figure=f"First page, {options.wide_following:,} followees, no inbox, p50",
+        measured=format_ms(page.p50),
+        baseline=f"{format_ms(base.p50)} plain",
+        ratio=f"{base.p50 / page.p50:.1f}x faster",
+        target="< 60 ms",
+        met=page.p50 < 60,
+    )
+    return table, [verdict]

@@ -1,0 +1,75 @@
+"""No write trims the inbox table: a sweep trims every kept inbox to the cap,
+a batch of readers a task, one batch in flight (``timelines.tasks.trim_inboxes``)."""
+
+import pytest
+from django.core.cache import cache as django_cache
+from django.utils import timezone
+
+from posts.services import create_post
+from relations.services import follow
+from tests.factories import UserFactory
+from timelines.inbox import Inbox, trim_batch
+from timelines.models import InboxEntry
+from timelines.tasks import TRIM_SWEEP, trim_inboxes
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+READERS = 5
+
+
+@pytest.fixture
+def readers_of_author(settings):
+    settings.FEED_INBOX_CAP = 2
+    settings.FEED_TRIM_BATCH = 2
+    now = timezone.now()
+    author = UserFactory(last_active_at=now)
+    readers = [UserFactory(last_active_at=now) for _ in range(READERS)]
+    for reader in readers:
+        follow(follower=reader, followee=author)
+        Inbox(reader.pk).rebuild()
+    return author, readers
+
+
+def entries(reader) -> list[str]:
+    return sorted(
+        InboxEntry.objects.filter(reader_id=reader.pk).values_list("timeline_key", flat=True),
+        reverse=True,
+    )
+
+
+def test_fan_out_writes_past_the_cap_and_the_sweep_keeps_the_newest(readers_of_author):
+    author, readers = readers_of_author
+    keys = [create_post(author=author, text=f"post {n}").timeline_key for n in range(4)]
+    assert all(len(entries(reader)) == 4 for reader in readers)  # no write trimmed
+
+    trim_inboxes()
+
+    newest = sorted(keys, reverse=True)[:2]
+    assert [entries(reader) for reader in readers] == [newest] * READERS
+    assert django_cache.get(TRIM_SWEEP) is None  # the sweep ended
+
+
+def test_a_batch_trims_its_readers_only_and_names_the_last(readers_of_author):
+    author, readers = readers_of_author
+    for n in range(3):
+        create_post(author=author, text=f"post {n}")
+    first_two = sorted(r.pk for r in readers)[:2]
+
+    assert trim_batch(0, size=2) == first_two[-1]
+
+    assert [len(entries(r)) for r in sorted(readers, key=lambda r: r.pk)] == [2, 2, 3, 3, 3]
+    assert trim_batch(max(r.pk for r in readers), size=2) is None  # none left above
+
+
+def test_a_sweep_is_not_started_while_the_last_one_is_making_progress(readers_of_author):
+    author, readers = readers_of_author
+    for n in range(3):
+        create_post(author=author, text=f"post {n}")
+    django_cache.set(TRIM_SWEEP, readers[0].pk, timeout=60)  # a sweep's last batch, just now
+
+    trim_inboxes()
+
+    assert all(len(entries(reader)) == 3 for reader in readers)
+    django_cache.delete(TRIM_SWEEP)
+    trim_inboxes()
+    assert all(len(entries(reader)) == 2 for reader in readers)
