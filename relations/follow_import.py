@@ -87,8 +87,10 @@ def read(upload: UploadedFile) -> list[Entry]:
     reader = csv.reader(io.StringIO(_text(upload), newline=""))
     header: list[str] | None = None
     entries: list[Entry] = []
+    line = 1  # where the next row starts (a quoted cell may span lines)
     try:
         for row in reader:
+            start, line = line, reader.line_num + 1
             if not any(cell.strip() for cell in row):
                 continue
             if header is None:
@@ -101,11 +103,11 @@ def read(upload: UploadedFile) -> list[Entry]:
                 column = header.index("username")
                 continue
             name = row[column].strip() if column < len(row) else ""
-            entries.append(Entry(line=reader.line_num, username=name))
+            entries.append(Entry(line=start, username=name))
             if len(entries) > MAX_ROWS:
                 raise Refused(f"The file lists more than {MAX_ROWS:,} accounts: split it.")
     except csv.Error as exc:
-        raise Refused(f"Line {reader.line_num} is not valid CSV ({exc}).") from exc
+        raise Refused(f"Line {line} is not valid CSV ({exc}).") from exc
     if not entries:
         raise Refused("The file lists nobody to follow.")
     return entries

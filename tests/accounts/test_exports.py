@@ -32,7 +32,11 @@ LINK = re.compile(r'href="(/settings/export/download/[^"]+/)"')
 
 
 def stored_files(root) -> set[str]:
-    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} if root.exists() else set()
+    return (
+        {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+        if root.exists()
+        else set()
+    )
 
 
 def download_link(client: Client) -> str:
@@ -59,7 +63,10 @@ def world(alice, bob, carol, django_capture_on_commit_callbacks):
     """alice posts (one with two images), follows carol, likes carol's post, blocks and mutes."""
     dave, eve = UserFactory(username="dave"), UserFactory(username="eve")
     photo = media.prepare_all(
-        [images.upload("a.jpg", images.image_bytes()), images.upload("b.png", images.image_bytes("PNG"))],
+        [
+            images.upload("a.jpg", images.image_bytes()),
+            images.upload("b.png", images.image_bytes("PNG")),
+        ],
         ["a red square", ""],
     )
     with django_capture_on_commit_callbacks(execute=True):
