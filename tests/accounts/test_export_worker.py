@@ -93,7 +93,7 @@ def test_an_export_made_by_a_real_worker_reads_back_and_imports_again(
     # zed imports alice's following.csv: the format the export writes is the one it reads.
     upload = io.BytesIO(following_csv)
     upload.name = "following.csv"
-    imported = other.post("/settings/import/follows/", {"file": upload})
+    imported = other.post("/settings/import/follows/", {"file": upload}, follow=True)
     assert imported.status_code == 200
     assert imported.context["report"].followed == ["bob", "carol"]
     followed = Followee.objects.filter(user_id=zed.pk).values("followee_id")

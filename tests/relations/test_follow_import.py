@@ -58,8 +58,8 @@ def test_every_row_is_followed_or_reported_with_its_line(
         "\r\n"  # blank lines are skipped
     )
     with django_capture_on_commit_callbacks(execute=True):
-        response = alice_client.post(IMPORT, {"file": csv_file(text)})
-    assert response.status_code == 200
+        response = alice_client.post(IMPORT, {"file": csv_file(text)}, follow=True)
+    assert response.redirect_chain == [(IMPORT, 302)] and response.status_code == 200
     assert following(alice) == {"carol", "poster", "dave"}
     report = response.context["report"]
     assert report.followed == ["carol", "poster"] and report.already == ["dave"]
@@ -129,7 +129,9 @@ def test_a_database_failure_midway_says_what_was_applied(
             "FOR EACH ROW EXECUTE FUNCTION refuse_dave()"
         )
     with django_capture_on_commit_callbacks(execute=True):
-        response = alice_client.post(IMPORT, {"file": csv_file("username\ncarol\ndave\neve\n")})
+        response = alice_client.post(
+            IMPORT, {"file": csv_file("username\ncarol\ndave\neve\n")}, follow=True
+        )
     assert response.status_code == 200
     assert following(alice) == {"carol"}
     report = response.context["report"]
@@ -144,7 +146,7 @@ def test_a_database_failure_midway_says_what_was_applied(
 def test_importing_follows_is_rate_limited(alice, alice_client, carol, settings):
     settings.RATELIMIT_ENABLED = True
     settings.RATELIMIT_RATES = {**settings.RATELIMIT_RATES, "import_follows": ("1/h", "")}
-    assert alice_client.post(IMPORT, {"file": csv_file("username\nbob\n")}).status_code == 200
+    assert alice_client.post(IMPORT, {"file": csv_file("username\nbob\n")}).status_code == 302
     refused = alice_client.post(IMPORT, {"file": csv_file("username\ncarol\n")})
     assert refused.status_code == 429
     assert following(alice) == set()  # bob does not exist here; carol was refused
@@ -154,6 +156,13 @@ def test_the_read_step_gives_line_numbers_of_a_quoted_multiline_file():
     text = 'username,note\n"carol","two\nlines"\ndave,\n'
     entries = follow_import.read(csv_file(text))
     assert [(e.line, e.username) for e in entries] == [(2, "carol"), (4, "dave")]
+
+
+def test_the_report_is_shown_once(alice, alice_client, carol):
+    alice_client.post(IMPORT, {"file": csv_file("username\ncarol\n")})
+    assert alice_client.get(IMPORT).context["report"].followed == ["carol"]
+    again = alice_client.get(IMPORT)
+    assert again.context["report"] is None and "What the import did" not in again.content.decode()
 
 
 def test_the_form_page_needs_a_login(db):
