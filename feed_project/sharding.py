@@ -59,6 +59,8 @@ TABLES: dict[str, Distributed | Reference] = {
     "relations_followee": Distributed("user_id"),
     "relations_block": Distributed("user_id"),
     "relations_mute": Distributed("user_id"),
+    # A CSV of follows being imported (relations.follow_import), by its importer.
+    "relations_followimport": Distributed("user_id", primary_key=("user_id", "id")),
     # A post id starts with its author (posts.ids): (author_id, id) is unique iff id is.
     "posts_post": Distributed("author_id", primary_key=("author_id", "id")),
     "posts_like": Distributed("user_id"),

@@ -1,21 +1,25 @@
 """``/settings/import/follows/``: follow everyone a CSV lists (relations.follow_import).
 
-GET shows the form, and the report of the import just made; POST (multipart
-``file``) imports and redirects to it (the report waits in the session), or
-answers 400 with the form's error when the file is refused (nothing followed
-then).
+GET shows the form and the latest import: its progress while the task runs
+(the page reloads itself), then its report. POST (multipart ``file``) saves
+the import, queues it and redirects to the page, or answers 400 with the
+form's error when the file is refused (nothing followed then) or an import
+is under way already.
 """
-
-import dataclasses
 
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 
 from feed_project.ratelimits import ratelimit
 from relations import follow_import
+from relations.models import FollowImport
+
+# While an import runs the page reloads itself this often (seconds), with no script.
+REFRESH_SECONDS = 3
 
 
 class ImportFollowsForm(forms.Form):
@@ -34,28 +38,33 @@ class ImportFollowsForm(forms.Form):
             raise forms.ValidationError(str(exc)) from exc
 
 
+def _page(request: HttpRequest, form: ImportFollowsForm, status: int = 200) -> HttpResponse:
+    latest = follow_import.latest(request.user)
+    under_way = latest is not None and latest.status != FollowImport.Status.DONE
+    context = {
+        "form": form,
+        "import": latest,
+        "under_way": under_way,
+        "refresh_seconds": REFRESH_SECONDS if under_way else None,
+        "report": follow_import.report_of(latest) if latest is not None else None,
+    }
+    response = render(request, "relations/import_follows.html", context, status=status)
+    add_never_cache_headers(response)
+    return response
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 @ratelimit("import_follows")
 def import_follows(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
-        context = {"form": ImportFollowsForm(), "report": _report_of(request)}
-        return render(request, "relations/import_follows.html", context)
+        return _page(request, ImportFollowsForm())
     form = ImportFollowsForm(request.POST, request.FILES)
-    if not form.is_valid():
-        return render(request, "relations/import_follows.html", {"form": form}, status=400)
-    report = follow_import.follow_all(user=request.user, entries=form.cleaned_data["file"])
-    request.session[REPORT_KEY] = dataclasses.asdict(report)
-    return redirect("relations:import_follows")
-
-
-# The report of the import just made, shown once by the page the POST redirects to.
-REPORT_KEY = "relations_import_report"
-
-
-def _report_of(request: HttpRequest) -> follow_import.Report | None:
-    saved = request.session.pop(REPORT_KEY, None)
-    if not isinstance(saved, dict):
-        return None
-    problems = [follow_import.Problem(**problem) for problem in saved.pop("problems", [])]
-    return follow_import.Report(**saved, problems=problems)
+    if form.is_valid():
+        try:
+            follow_import.start(user=request.user, entries=form.cleaned_data["file"])
+        except follow_import.ImportUnderWay:
+            form.add_error(None, "An import is under way already: wait for it to finish.")
+        else:
+            return redirect("relations:import_follows")
+    return _page(request, form, status=400)

@@ -280,13 +280,16 @@ def test_an_export_is_made_of_the_signed_in_users_data_only(
     assert bob_client.get(link).status_code == 404
 
 
-def test_an_import_follows_as_the_signed_in_user_only(alice, alice_client, bob, carol):
+def test_an_import_follows_as_the_signed_in_user_only(
+    alice, alice_client, bob, carol, django_capture_on_commit_callbacks
+):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     upload = SimpleUploadedFile("following.csv", b"username\ncarol\n", "text/csv")
-    response = alice_client.post(
-        reverse("relations:import_follows"), {"file": upload, **_as_bob(bob)}
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_client.post(
+            reverse("relations:import_follows"), {"file": upload, **_as_bob(bob)}
+        )
     assert response.status_code == 302
     assert Followee.objects.filter(user=alice, followee=carol).exists()
     assert not Followee.objects.filter(user=bob, followee=carol).exists()

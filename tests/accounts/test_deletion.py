@@ -15,6 +15,7 @@ import pyotp
 import pytest
 from django.apps import apps
 from django.contrib.sessions.models import Session
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.db.models import F, ForeignKey
 from django.test import Client
@@ -30,7 +31,7 @@ from posts.edits import edit_post
 from posts.models import Like, ModerationLog, Post, Report
 from posts.moderation.services import hide_post
 from posts.services import create_post, like, repost
-from relations.models import Followee, Follower
+from relations.models import Followee, Follower, FollowImport
 from relations.services import block, follow, mute
 from tests import images
 from tests.conftest import PASSWORD
@@ -370,6 +371,9 @@ def test_erasing_an_account_with_a_thousand_followers(
     client.force_login(victim)
     with django_capture_on_commit_callbacks(execute=True):
         client.post("/settings/export/")  # an archive of it all, in the storage too
+        following = SimpleUploadedFile("following.csv", b"username\nstar\n", "text/csv")
+        client.post("/settings/import/follows/", {"file": following})  # a saved import
+    assert FollowImport.objects.get(user_id=victim.pk).report["already"] == ["star"]
     assert Export.objects.get(user_id=victim.pk).status == Export.Status.READY
     assert media.PostMedia.objects.filter(author_id=victim.pk).count() == POSTS
     assert len(_files_of(media_root, victim)) > 2 * POSTS  # images, thumbnails, the archive

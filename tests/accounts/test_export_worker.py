@@ -93,9 +93,15 @@ def test_an_export_made_by_a_real_worker_reads_back_and_imports_again(
     # zed imports alice's following.csv: the format the export writes is the one it reads.
     upload = io.BytesIO(following_csv)
     upload.name = "following.csv"
-    imported = other.post("/settings/import/follows/", {"file": upload}, follow=True)
-    assert imported.status_code == 200
-    assert imported.context["report"].followed == ["bob", "carol"]
+    assert other.post("/settings/import/follows/", {"file": upload}).status_code == 302
+
+    def imported():
+        page = other.get("/settings/import/follows/")
+        return page if page.context["report"] is not None else None
+
+    page = wait_until(imported, what="the worker to import the follows", timeout=DRAIN_SECONDS)
+    assert page.context["report"].followed == ["bob", "carol"]
+    assert "relations.apply_follow_import[" in worker.log()
     followed = Followee.objects.filter(user_id=zed.pk).values("followee_id")
     assert set(User.objects.filter(pk__in=followed).values_list("pk", flat=True)) == {
         bob.pk,
