@@ -7,13 +7,16 @@ the suspend and unsuspend actions. This module imports no app above accounts.
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import admin as auth_admin
 from django.contrib.auth import forms as auth_forms
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils import timezone
 
 from accounts import registration
-from accounts.models import SignupApplication, User
+from accounts.models import RegistrationSetting, SignupApplication, User
 from feed_project.admin import ReadOnlyAdmin
 
 COUNTERS = ("followers_count", "following_count", "posts_count")
@@ -107,6 +110,43 @@ class SignupApplicationAdmin(ReadOnlyAdmin):
 
     def has_decide_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("accounts.change_signupapplication")
+
+
+@admin.register(RegistrationSetting)
+class RegistrationSettingAdmin(admin.ModelAdmin):
+    """The admin switch of the registration mode: one row, saved over the setting's default.
+
+    The list goes straight to the one row (or to the form that makes it);
+    deleting the row returns to the ``REGISTRATION_MODE`` setting.
+    """
+
+    fields = ("mode", "changed_at", "changed_by")
+    readonly_fields = ("changed_at", "changed_by")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return super().has_add_permission(request) and not RegistrationSetting.objects.exists()
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        name = "admin:accounts_registrationsetting"
+        if RegistrationSetting.objects.filter(pk=1).exists():
+            return HttpResponseRedirect(reverse(f"{name}_change", args=[1]))
+        if self.has_add_permission(request):
+            return HttpResponseRedirect(reverse(f"{name}_add"))
+        return super().changelist_view(request, extra_context)
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        form.base_fields["mode"].help_text = (
+            f"Takes effect at once. Delete this choice to return to the REGISTRATION_MODE "
+            f"setting ({settings.REGISTRATION_MODE})."
+        )
+        return form
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        obj.pk = 1
+        obj.changed_at = timezone.now()
+        obj.changed_by = request.user.get_username()
+        super().save_model(request, obj, form, change)
 
 
 # Invite, UserSession and RecoveryCode have composite primary keys (user first,

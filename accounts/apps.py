@@ -15,7 +15,10 @@ class AccountsConfig(AppConfig):
 
         from django.contrib.auth.signals import user_logged_in, user_logged_out
 
-        from accounts import signal_handlers
+        from accounts import archive, exports, signal_handlers
+
+        # The profile first: every app above adds its parts in its own ready().
+        archive.register(exports.PROFILE)
 
         user_logged_in.connect(
             signal_handlers.record_session, dispatch_uid="accounts.record_session"

@@ -15,7 +15,8 @@ received with their counters, reposts and replies pointing at them, reports,
 moderation logs reduced to the username; timelines: inboxes, caches,
 notifications to and from with unread counters, outbox and fan-out rows), and
 then erases accounts' own rows (sessions, two-factor, invites, applications,
-admin log) and scrubs the user row.
+admin log; data exports, whose files a task deletes on commit) and scrubs
+the user row.
 
 The row itself stays as an inactive tombstone: username (never reused: the
 unique constraint keeps it taken), an unusable password, no e-mail, no name,
@@ -31,7 +32,7 @@ from django.contrib.admin.models import LogEntry
 from django.db import transaction
 from django.utils import timezone
 
-from accounts import claims, sessions, tasks
+from accounts import claims, exports, sessions, tasks
 from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User, UserSession
 from accounts.signals import account_deactivated, account_erasing, account_reactivated
 
@@ -98,6 +99,8 @@ def erase(*, user_id: int, now: datetime | None = None) -> bool:
         # Applications this user decided keep their decision, not the decider.
         SignupApplication.objects.filter(decided_by_id=user.pk).update(decided_by=None)
         LogEntry.objects.filter(user_id=user.pk).delete()
+        # Data exports: their files, then rows, go once this commits (a task).
+        exports.retire_all(user_id=user.pk)
         user.groups.clear()
         user.user_permissions.clear()
         user.set_unusable_password()

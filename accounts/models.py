@@ -239,3 +239,79 @@ class Invite(models.Model):
     @property
     def token(self) -> str:
         return f"{self.user_id}.{self.code}"
+
+
+class Export(models.Model):
+    """An archive of a user's data (accounts.exports): asked for, prepared by a task, kept
+    until ``expires_at``, then its file and row are deleted.
+
+    Keyed by its user (feed_project.sharding: primary key ``(user_id, id)`` on
+    PostgreSQL); every read filters ``user_id``. ``done`` of ``total`` is the
+    progress the page shows while the task runs; ``file`` is the storage name
+    (``STORAGES["default"]``, like post images) once it is ready.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        READY = "ready"
+        FAILED = "failed"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    created_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Set when the archive is ready: the file is deleted after this.
+    expires_at = models.DateTimeField(null=True, blank=True)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    file = models.CharField(max_length=200, blank=True)
+    size = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        indexes = [
+            # The export page: a user's newest exports.
+            models.Index(fields=["user", "-created_at"], name="export_user_idx"),
+            # The hourly sweep of expired archives.
+            models.Index(fields=["expires_at"], name="export_expires_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} of {self.user_id}"
+
+    @property
+    def percent(self) -> int:
+        return min(100, 100 * self.done // self.total) if self.total else 0
+
+
+class RegistrationSetting(models.Model):
+    """The registration mode an operator chose in the admin (accounts.registration).
+
+    One row at most (``id`` 1); with none, the ``REGISTRATION_MODE`` setting
+    applies. A reference table on Citus: read on every sign-up page.
+    """
+
+    MODES = [
+        ("open", "Open: anyone may sign up"),
+        ("approval", "Approval: a moderator approves each account"),
+        ("invite", "Invite only: an invite link is needed"),
+        ("closed", "Closed: nobody may sign up"),
+    ]
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1, editable=False)
+    mode = models.CharField(max_length=10, choices=MODES)
+    changed_at = models.DateTimeField()
+    # Text, not a key: an operator's account may be erased, the record stays.
+    changed_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        verbose_name = "registration mode"
+        verbose_name_plural = "registration mode"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(id=1), name="registration_setting_one_row"),
+        ]
+
+    def __str__(self) -> str:
+        return f"registration: {self.mode}"

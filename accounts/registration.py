@@ -1,9 +1,10 @@
 """Who may sign up, and how: the registration mode, invite links, applications.
 
-``REGISTRATION_MODE`` (settings, from the environment) is one of open,
-approval (the account stays inactive until a moderator approves it in the
-admin, reading the applicant's reason), invite (a valid invite link is
-needed) and closed.
+The mode is one of open, approval (the account stays inactive until a
+moderator approves it in the admin, reading the applicant's reason), invite
+(a valid invite link is needed) and closed. An operator switches it in the
+admin (``RegistrationSetting``, one row); with no row, ``REGISTRATION_MODE``
+(settings, from the environment) applies.
 """
 
 import re
@@ -17,7 +18,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts import addresses
-from accounts.models import Invite, SignupApplication, User
+from accounts.models import Invite, RegistrationSetting, SignupApplication, User
 from accounts.tasks import enqueue_on_commit, send_approved_mail
 
 INVITE_PERMISSION = "accounts.add_invite"
@@ -30,7 +31,9 @@ class InviteUsedUp(Exception):
 
 
 def mode() -> str:
-    return settings.REGISTRATION_MODE
+    """The admin's choice if one is saved, else the ``REGISTRATION_MODE`` setting."""
+    chosen = RegistrationSetting.objects.filter(pk=1).values_list("mode", flat=True).first()
+    return chosen or settings.REGISTRATION_MODE
 
 
 def parse_invite_token(token: str) -> tuple[int, str] | None:

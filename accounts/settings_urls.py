@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from accounts import deletion_views, password_views, security_views
+from accounts import deletion_views, export_views, password_views, security_views
 
 app_name = "account_settings"
 
@@ -25,4 +25,6 @@ urlpatterns = [
     ),
     path("invites/", security_views.invites, name="invites"),
     path("delete/", deletion_views.delete_account, name="delete"),
+    path("export/", export_views.export_page, name="export"),
+    path("export/download/<str:token>/", export_views.download, name="export_download"),
 ]

@@ -1,4 +1,5 @@
-"""Mail tasks: thin adapters that take ids and strings, load what they need, and send.
+"""accounts' tasks: mail, erasure, data exports. Thin adapters that take ids and strings,
+load what they need, and call a service.
 
 Mail never goes out inside a request: the view's service queues a task on
 commit (``enqueue_on_commit``), and a worker renders and sends. A mail server
@@ -12,7 +13,7 @@ from functools import partial
 from typing import Any
 
 from celery import shared_task
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from kombu.exceptions import OperationalError
 
 from accounts import mail
@@ -21,6 +22,9 @@ logger = logging.getLogger(__name__)
 
 MAIL_ERRORS = (smtplib.SMTPException, OSError)
 RETRY = {"autoretry_for": MAIL_ERRORS, "retry_backoff": True, "max_retries": 5}
+# Deleting files: a storage that fails now (object storage down) is tried again;
+# the hourly sweep finds what is left anyway.
+FILE_RETRY = {"autoretry_for": (OSError, DatabaseError), "retry_backoff": True, "max_retries": 5}
 
 
 def _enqueue(task: Any, *args: Any) -> None:
@@ -75,3 +79,34 @@ def erase_due_accounts() -> int:
     for user_id in due:
         _enqueue(erase_account, user_id)
     return len(due)
+
+
+@shared_task(name="accounts.build_export", acks_late=True)
+def build_export(user_id: int, export_id: int) -> None:
+    """Prepare a data export (accounts.exports); a failure shows on the page, not retried."""
+    from accounts import exports
+
+    try:
+        exports.build(user_id=user_id, export_id=export_id)
+    except Exception:
+        exports.fail(user_id=user_id, export_id=export_id)
+        raise
+
+
+@shared_task(name="accounts.delete_exports_of", acks_late=True, **FILE_RETRY)
+def delete_exports_of(user_id: int) -> int:
+    """Delete a user's expired exports (files, then rows): retired by a new export or erasure."""
+    from accounts import exports
+
+    return exports.delete_expired_of(user_id=user_id)
+
+
+@shared_task(name="accounts.delete_expired_exports")
+def delete_expired_exports() -> int:
+    """Celery beat: queue the deletion of every expired export, per owner."""
+    from accounts import exports
+
+    owners = exports.expired_owners()
+    for user_id in owners:
+        _enqueue(delete_exports_of, user_id)
+    return len(owners)

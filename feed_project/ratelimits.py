@@ -37,6 +37,8 @@ ACTIONS = (
     "password_reset",
     "twofactor",
     "account_mail",
+    "export",
+    "import_follows",
 )
 
 # The session key under which a log-in waiting for its second factor keeps the

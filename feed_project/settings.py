@@ -439,6 +439,13 @@ RATELIMIT_RATES: dict[str, tuple[str, str]] = {
         _rate("RATELIMIT_ACCOUNT_MAIL", "10/h"),
         _rate("RATELIMIT_ACCOUNT_MAIL_IP", "30/h"),
     ),
+    # Asking for a data export (each one reads everything the person has).
+    "export": (_rate("RATELIMIT_EXPORT", "5/h"), _rate("RATELIMIT_EXPORT_IP", "20/h")),
+    # Importing a CSV of follows (each file follows up to IMPORT_FOLLOWS_MAX_ROWS people).
+    "import_follows": (
+        _rate("RATELIMIT_IMPORT_FOLLOWS", "5/h"),
+        _rate("RATELIMIT_IMPORT_FOLLOWS_IP", "20/h"),
+    ),
 }
 
 
@@ -543,6 +550,18 @@ if ACCOUNT_DELETION_GRACE_DAYS < 0:
 # the few rows with deletion_due_at set; hourly is plenty for a 30-day grace).
 CELERY_BEAT_SCHEDULE["erase-due-accounts"] = {
     "task": "accounts.erase_due_accounts",
+    "schedule": 3600.0,
+}
+# Data exports (accounts/exports.py): an archive is kept this many days, and
+# the link the export page gives works this many seconds (a fresh one at each
+# visit). The hourly sweep deletes archives past their days.
+EXPORT_RETENTION_DAYS: int = _read("EXPORT_RETENTION_DAYS", "int", 7)
+EXPORT_LINK_MAX_AGE_SECONDS: int = _read("EXPORT_LINK_MAX_AGE_SECONDS", "int", 3600)
+for _name in ("EXPORT_RETENTION_DAYS", "EXPORT_LINK_MAX_AGE_SECONDS"):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"Environment variable {_name} must be 1 or more")
+CELERY_BEAT_SCHEDULE["delete-expired-exports"] = {
+    "task": "accounts.delete_expired_exports",
     "schedule": 3600.0,
 }
 # Trending tags (posts/tags.py): the last 24 hours' tags by distinct authors,

@@ -59,6 +59,8 @@ TABLES: dict[str, Distributed | Reference] = {
     "relations_followee": Distributed("user_id"),
     "relations_block": Distributed("user_id"),
     "relations_mute": Distributed("user_id"),
+    # A CSV of follows being imported (relations.follow_import), by its importer.
+    "relations_followimport": Distributed("user_id", primary_key=("user_id", "id")),
     # A post id starts with its author (posts.ids): (author_id, id) is unique iff id is.
     "posts_post": Distributed("author_id", primary_key=("author_id", "id")),
     "posts_like": Distributed("user_id"),
@@ -79,6 +81,8 @@ TABLES: dict[str, Distributed | Reference] = {
     "accounts_usersession": Distributed("user_id"),
     "accounts_invite": Distributed("user_id"),
     "accounts_signupapplication": Distributed("user_id"),
+    # Data exports (accounts.exports): a user's archives, read by their owner.
+    "accounts_export": Distributed("user_id", primary_key=("user_id", "id")),
     # --- keyed by something else: a group of their own -------------------------
     # Read and written by post id only (one per post, the sweeper scans them all).
     "timelines_fanout": Distributed("post_id", colocate_with=None),
@@ -99,6 +103,8 @@ TABLES: dict[str, Distributed | Reference] = {
     "timelines_cachegeneration": Reference(),
     # The trending tags: twenty rows rewritten every few minutes by a task.
     "posts_trendingtag": Reference(),
+    # The registration mode an operator set in the admin: one row, read at sign-up.
+    "accounts_registrationsetting": Reference(),
     # Moderation: a queue across every user, written by reports and moderators.
     "posts_report": Reference(),
     "posts_moderationlog": Reference(),

@@ -6,8 +6,8 @@ class PostsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from accounts import signals
-        from posts import erasure
+        from accounts import archive, signals
+        from posts import erasure, portability
 
         signals.account_deactivated.connect(
             erasure.on_account_deactivated, dispatch_uid="posts.erasure.deactivated"
@@ -18,3 +18,5 @@ class PostsConfig(AppConfig):
         signals.account_erasing.connect(
             erasure.on_account_erasing, dispatch_uid="posts.erasure.erasing"
         )
+        for section in portability.SECTIONS:
+            archive.register(section)

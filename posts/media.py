@@ -18,7 +18,9 @@ discarded in the delete's transaction; ``posts.tasks`` deletes their files,
 then the rows.
 """
 
+import contextlib
 import io
+import os
 import secrets
 import warnings
 from collections.abc import Iterable, Sequence
@@ -26,12 +28,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.core.files.base import ContentFile
-from django.core.files.storage import Storage, storages
+from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.core.files.uploadedfile import UploadedFile
 from django.utils import timezone
 from django.utils.text import Truncator
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
+from accounts.models import User
 from posts import ids
 from posts.models import MAX_ALT_TEXT_LENGTH, Post, PostMedia
 
@@ -281,7 +284,25 @@ def delete_discarded(*, author_id: int) -> int:
     found = list(rows.values_list("pk", "file", "thumbnail"))
     delete_files(name for _, file, thumbnail in found for name in (file, thumbnail))
     PostMedia.objects.filter(author_id=author_id, pk__in=[pk for pk, _, _ in found]).delete()
+    _forget_folder_of_erased(author_id)
     return len(found)
+
+
+def _forget_folder_of_erased(author_id: int) -> None:
+    """An erased author's folder goes too (file system): no name under MEDIA_ROOT is theirs.
+
+    Only for erased accounts, which post no more: a living author's next post
+    could be writing into the folder as it is removed.
+    """
+    files = storage()
+    if not isinstance(files, FileSystemStorage):
+        return  # object storage has no folders, only names
+    if PostMedia.objects.filter(author_id=author_id).exists():
+        return
+    if not User.objects.filter(pk=author_id, erased_at__isnull=False).exists():
+        return
+    with contextlib.suppress(OSError):  # gone, or not empty
+        os.rmdir(files.path(f"posts/{author_id}"))
 
 
 def authors_with_discarded(*, older_than_seconds: int) -> list[int]:

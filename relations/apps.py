@@ -6,7 +6,10 @@ class RelationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from accounts import archive
         from accounts.signals import account_erasing
-        from relations import erasure
+        from relations import erasure, portability
 
         account_erasing.connect(erasure.on_account_erasing, dispatch_uid="relations.erasure")
+        for section in portability.SECTIONS:
+            archive.register(section)

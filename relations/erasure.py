@@ -1,12 +1,12 @@
 """relations' part of erasing an account (accounts.deletion): the graph around it.
 
 Both follow tables, both ways, with the counters of the people on the other
-side; blocks and mutes either way. The rows on the other people's shards are
-found through the user's own lists (Follower(user) names who holds a
-Followee row of them, and the reverse), so those statements route by the
-other people's ids; blocks and mutes of the user by others have no list of
-their own and are one statement across shards, listed in docs/SCALING.md
-with the other erasure queries.
+side; blocks and mutes either way; the user's imports of follows. The rows
+on the other people's shards are found through the user's own lists
+(Follower(user) names who holds a Followee row of them, and the reverse),
+so those statements route by the other people's ids; blocks and mutes of
+the user by others have no list of their own and are one statement across
+shards, listed in docs/SCALING.md with the other erasure queries.
 
 No ``unfollowed`` signals: the account's posts are erased in the same
 transaction and timelines clears every inbox of them (timelines.erasure).
@@ -17,7 +17,7 @@ from typing import Any
 from django.db.models import F
 
 from accounts.models import User
-from relations.models import Block, Followee, Follower, Mute
+from relations.models import Block, Followee, Follower, FollowImport, Mute
 
 
 def erase_graph(*, user_id: int) -> None:
@@ -35,6 +35,7 @@ def erase_graph(*, user_id: int) -> None:
     Block.objects.filter(blocked_id=user_id).delete()
     Mute.objects.filter(user_id=user_id).delete()
     Mute.objects.filter(muted_id=user_id).delete()
+    FollowImport.objects.filter(user_id=user_id).delete()
 
 
 def on_account_erasing(sender: Any, user_id: int, **kwargs: Any) -> None:

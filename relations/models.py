@@ -121,3 +121,43 @@ class Mute(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} mutes {self.muted_id}"
+
+
+class FollowImport(models.Model):
+    """A CSV of follows being imported (relations.follow_import): the accounts it lists,
+    how far the task got, and what it did with each line.
+
+    Keyed by its user (feed_project.sharding: primary key ``(user_id, id)`` on
+    PostgreSQL); every read filters ``user_id``. ``entries`` is
+    ``[[line, username], ...]`` as read from the file; ``report`` is
+    ``follow_import.Report`` as JSON once the task is done.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    created_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    entries = models.JSONField()
+    done = models.PositiveIntegerField(default=0)
+    report = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "-created_at"], name="follow_import_user_idx")]
+
+    def __str__(self) -> str:
+        return f"follow import {self.pk} of {self.user_id}"
+
+    @property
+    def total(self) -> int:
+        return len(self.entries)
+
+    @property
+    def percent(self) -> int:
+        return min(100, 100 * self.done // self.total) if self.total else 0

@@ -1,11 +1,12 @@
-"""The follow graph under ``/@<username>/``: follow lists and actions, at the site root.
+"""The follow graph under ``/@<username>/``: follow lists and actions, at the site root;
+and ``/settings/import/follows/``, the import of a CSV of follows.
 
 The ``<username:...>`` converter is registered by ``accounts.apps``.
 """
 
 from django.urls import path
 
-from relations import views
+from relations import import_views, views
 
 app_name = "relations"
 
@@ -18,4 +19,5 @@ urlpatterns = [
     path("@<username:username>/unblock/", views.unblock, name="unblock"),
     path("@<username:username>/mute/", views.mute, name="mute"),
     path("@<username:username>/unmute/", views.unmute, name="unmute"),
+    path("settings/import/follows/", import_views.import_follows, name="import_follows"),
 ]

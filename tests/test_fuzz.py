@@ -16,18 +16,20 @@ For every request:
 Examples share one database (the test's transaction), like requests share a site.
 """
 
+import re
 from urllib.parse import quote, quote_from_bytes, urlsplit
 
 import pyotp
 import pytest
 from django.contrib.auth.models import Permission
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accounts import twofactor
-from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User
+from accounts.models import Export, Invite, RecoveryCode, SignupApplication, TwoFactor, User
 from posts.models import Like, Post, Report
 from posts.services import create_post
 from relations.models import Followee, Follower
@@ -576,3 +578,55 @@ def test_sign_up_by_invite_with_any_token(cast, invite, method):
         _assert_sane(response, before)
         assert _rows() == before
         assert response.status_code in (400, 403)
+
+
+# --- Data export and the import of follows ----------------------------------------------
+
+
+@FUZZ
+@given(extra=st.dictionaries(st.sampled_from(["user", "user_id", "next", "format"]), nasty_text))
+def test_export_request_with_any_fields(cast, extra):
+    before = _rows()
+    response = cast["client"].post("/settings/export/", extra)
+    _assert_sane(response, before)
+    assert response.status_code == 302
+    assert set(Export.objects.values_list("user_id", flat=True)) == {cast["fuzzer"].pk}
+
+
+@FUZZ
+@given(token=nasty_text | st.sampled_from(["1:abc:def", "[1, 1]", "W1sxLDFdXQ:1tX:sig"]))
+def test_any_download_token_is_not_a_500(cast, token):
+    before = _rows()
+    response = cast["client"].get(f"/settings/export/download/{quote(token, safe='')}/")
+    _assert_sane(response, before)
+    assert response.status_code in (404, 410)
+    assert _rows() == before
+
+
+def _csv_of(lines: list[str]) -> bytes:
+    return ("username,followed_at\n" + "\n".join(lines) + "\n").encode()
+
+
+@FUZZ
+@given(
+    content=st.one_of(
+        raw_bytes,
+        nasty_text.map(lambda text: text.encode("utf-8", "surrogatepass")),
+        st.lists(st.one_of(nasty_text, st.sampled_from(["alice", "@bob", "fuzzer"]))).map(_csv_of),
+    ),
+    name=st.one_of(nasty_text, st.just("following.csv")),
+)
+def test_import_follows_with_any_file(cast, content, name):
+    before = _rows()
+    # A name the test client can send at all (it refuses "", "..", paths); the server
+    # sees what a browser would send.
+    name = re.sub(r"[/\\\x00]", "_", name[:200]).strip(". ") or "x"
+    upload = SimpleUploadedFile(name, content, "text/csv")
+    response = cast["client"].post("/settings/import/follows/", {"file": upload})
+    _assert_sane(response, before)
+    assert response.status_code in (302, 400)
+    followed = Followee.objects.filter(user=cast["fuzzer"]).values("followee_id")
+    assert set(User.objects.filter(pk__in=followed).values_list("username", flat=True)) <= {
+        "alice",
+        "bob",
+    }

@@ -247,3 +247,51 @@ def test_deleting_an_account_deletes_only_your_own(alice, alice_client, bob):
     assert alice.deletion_due_at is not None
     assert bob.deletion_due_at is None
     assert Client().get(f"/@{bob.username}/").status_code == 200
+
+
+# --- Data export and the import of follows -----------------------------------------------
+
+
+def test_an_export_is_made_of_the_signed_in_users_data_only(
+    alice, alice_client, bob, django_capture_on_commit_callbacks
+):
+    import io
+    import json
+    import re
+    import zipfile
+
+    from accounts.models import Export
+
+    create_post(author=bob, text="bob's words")
+    create_post(author=alice, text="alice's words")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_client.post(reverse("account_settings:export"), _as_bob(bob))
+    assert response.status_code == 302
+    assert list(Export.objects.values_list("user_id", flat=True)) == [alice.pk]
+    page = alice_client.get(reverse("account_settings:export")).content.decode()
+    link = re.search(r'href="(/settings/export/download/[^"]+/)"', page).group(1)
+    download = alice_client.get(link, _as_bob(bob))
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content)))
+    assert json.loads(archive.read("profile.json"))["username"] == "alice"
+    assert [p["text"] for p in json.loads(archive.read("posts.json"))] == ["alice's words"]
+    # Bob, signed in, cannot use alice's link.
+    bob_client = Client()
+    bob_client.force_login(bob)
+    assert bob_client.get(link).status_code == 404
+
+
+def test_an_import_follows_as_the_signed_in_user_only(
+    alice, alice_client, bob, carol, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("following.csv", b"username\ncarol\n", "text/csv")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_client.post(
+            reverse("relations:import_follows"), {"file": upload, **_as_bob(bob)}
+        )
+    assert response.status_code == 302
+    assert Followee.objects.filter(user=alice, followee=carol).exists()
+    assert not Followee.objects.filter(user=bob, followee=carol).exists()
+    bob.refresh_from_db()
+    assert bob.following_count == 1  # alice only, from the fixture

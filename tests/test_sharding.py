@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 from django.apps import apps
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
 
@@ -165,6 +166,13 @@ def scripted_session(client_class, on_commit) -> None:
     _post(fred, "/posts/new/", {"text": "me too", "quote_of": tagged}, on_commit)
     _get(erin, "/@dora/")
     _get(erin, "/notifications/")
+    # Issue 15: a data export made, shown, downloaded; a CSV of follows imported.
+    _post(dora, "/settings/export/", on_commit=on_commit)
+    page = _get(dora, "/settings/export/").content.decode()
+    _get(dora, re.search(r'href="(/settings/export/download/[^"]+/)"', page).group(1))
+    following = SimpleUploadedFile("following.csv", b"username\ndora\nerin\n", "text/csv")
+    _post(fred, "/settings/import/follows/", {"file": following}, on_commit)
+    _get(fred, "/settings/import/follows/")
     _post(dora, f"/posts/{first}/report/", {"reason": "spam"}, on_commit)
     _post(dora, f"/posts/{first}/unlike/", on_commit=on_commit)
     _post(fred, f"/posts/{first}/unrepost/", on_commit=on_commit)

@@ -1,10 +1,11 @@
 """Deleting an account (issue 15, item 6): grace period, cancel by log-in, erasure.
 
-The acceptance test builds the issue's numbers (1,000 followers, 500 posts,
-likes given and received, cached feeds) partly in bulk, as the services would
-have left them, deletes the account through the site with no grace, and
-checks that no row or Redis key names the user, every counter equals its
-rows, and every follower's feed equals the pull-model reference.
+The acceptance test builds the issue's numbers (1,000 followers, 500 posts
+with images, likes given and received, cached feeds, a data export) partly in
+bulk, as the services would have left them, deletes the account through the
+site with no grace, and checks that no row, file under MEDIA_ROOT or Redis
+key names the user, every counter equals its rows, and every follower's feed
+equals the pull-model reference.
 """
 
 from collections import Counter
@@ -14,23 +15,25 @@ import pyotp
 import pytest
 from django.apps import apps
 from django.contrib.sessions.models import Session
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.db.models import F, ForeignKey
 from django.test import Client
 from django.utils import timezone
 
 from accounts import deletion, twofactor
-from accounts.models import User, UsernameClaim
+from accounts.models import Export, User, UsernameClaim
 from accounts.tasks import erase_due_accounts
 from feed_project import sharding
 from feed_project.pagination import Cursor
-from posts import ids
+from posts import ids, media
 from posts.edits import edit_post
 from posts.models import Like, ModerationLog, Post, Report
 from posts.moderation.services import hide_post
 from posts.services import create_post, like, repost
-from relations.models import Followee, Follower
+from relations.models import Followee, Follower, FollowImport
 from relations.services import block, follow, mute
+from tests import images
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 from timelines import cache
@@ -189,6 +192,26 @@ def _bulk_posts(author: User, n: int) -> list[str]:
     return [ids.make_post_id(p) for p in parts]
 
 
+def _bulk_images(author: User, post_ids: list[str]) -> None:
+    """One real image (a file and its thumbnail in the storage, and its row) on each post."""
+    picture = media.prepare(images.upload("p.jpg", images.image_bytes()))
+    for post_id in post_ids:
+        stored = media.store(author_id=author.pk, images=[picture])
+        media.attach(post=Post.objects.with_id(post_id).get(), stored=stored)
+
+
+def _files_of(root, user: User) -> list[str]:
+    """Files and folders under MEDIA_ROOT that belong to the user: their images and exports."""
+    names = media.PostMedia.objects.filter(author_id=user.pk).values_list("file", "thumbnail")
+    theirs = {name for pair in names for name in pair}
+    found = []
+    for path in root.rglob("*"):
+        name = str(path.relative_to(root))
+        if name in theirs or str(user.pk) in path.relative_to(root).parts:
+            found.append(name)
+    return found
+
+
 def _bulk_likes(pairs: list[tuple[User, str]]) -> None:
     now = timezone.now()
     # One INSERT from arrays, not bulk_create: Django's bulk INSERT of a key
@@ -280,7 +303,9 @@ def _counters_off() -> dict[str, list]:
     return off
 
 
-def test_erasing_an_account_with_a_thousand_followers(settings, django_capture_on_commit_callbacks):
+def test_erasing_an_account_with_a_thousand_followers(
+    settings, media_root, django_capture_on_commit_callbacks
+):
     settings.ACCOUNT_DELETION_GRACE_DAYS = 0
     if sharding.on_citus(connection):
         # The whole test is one transaction, as nothing in production is: Citus
@@ -294,6 +319,7 @@ def test_erasing_an_account_with_a_thousand_followers(settings, django_capture_o
     fans = _bulk_users("fan_", FOLLOWERS)
     _bulk_follow(fans, victim, star)
     old = _bulk_posts(victim, POSTS - 20)
+    _bulk_images(victim, old)
     _bulk_likes([(fan, old[i % len(old)]) for i, fan in enumerate(fans[:600])])
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -304,8 +330,12 @@ def test_erasing_an_account_with_a_thousand_followers(settings, django_capture_o
     # Feeds read (inboxes built, Redis caches filled) before the newest posts arrive.
     for reader in [victim, star, *fans[:100]]:
         _feed(reader)
+    picture = media.prepare_all([images.upload("new.png", images.image_bytes("PNG"))], ["alt"])
     with django_capture_on_commit_callbacks(execute=True):
-        newest = [create_post(author=victim, text=f"new {n}") for n in range(20)]
+        newest = [create_post(author=victim, text=f"new {n}", media=picture) for n in range(20)]
+        # Others' images stay: a fan's, and the star's.
+        create_post(author=fans[3], text="my cat", media=picture)
+        create_post(author=star, text="my dog", media=picture)
         star_posts += [create_post(author=star, text=f"star late {n}") for n in range(5)]
         for post in star_posts:
             like(user=victim, post=post)
@@ -337,9 +367,21 @@ def test_erasing_an_account_with_a_thousand_followers(settings, django_capture_o
     redis = cache.client()
     assert list(redis.scan_iter(match=f"*{{{victim.pk}}}*"))
     assert _counters_off() == {}
-
     client = Client()
     client.force_login(victim)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/settings/export/")  # an archive of it all, in the storage too
+        following = SimpleUploadedFile("following.csv", b"username\nstar\n", "text/csv")
+        client.post("/settings/import/follows/", {"file": following})  # a saved import
+    assert FollowImport.objects.get(user_id=victim.pk).report["already"] == ["star"]
+    assert Export.objects.get(user_id=victim.pk).status == Export.Status.READY
+    assert media.PostMedia.objects.filter(author_id=victim.pk).count() == POSTS
+    assert len(_files_of(media_root, victim)) > 2 * POSTS  # images, thumbnails, the archive
+    others = {str(p) for p in media_root.rglob("*") if p.is_file()} - {
+        str(media_root / name) for name in _files_of(media_root, victim)
+    }
+    assert len(others) == 4  # the fan's and the star's image and thumbnail
+
     with django_capture_on_commit_callbacks(execute=True):
         assert _delete(client).status_code == 302
 
@@ -347,6 +389,10 @@ def test_erasing_an_account_with_a_thousand_followers(settings, django_capture_o
     assert victim.erased_at is not None and not victim.is_active
     assert victim.username == "victim" and victim.email == "" and victim.display_name == ""
     assert _rows_naming(victim.pk) == []
+    assert _files_of(media_root, victim) == []
+    assert not (media_root / "posts" / str(victim.pk)).exists()
+    assert not (media_root / "exports" / str(victim.pk)).exists()
+    assert {str(p) for p in media_root.rglob("*") if p.is_file()} == others
     assert UsernameClaim.objects.get(name="victim").user_id == victim.pk
     assert list(redis.scan_iter(match=f"*{{{victim.pk}}}*")) == []
     prefix = ids.author_prefix(victim.pk)

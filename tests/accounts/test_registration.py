@@ -8,7 +8,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts import registration
-from accounts.models import Invite, SignupApplication, User
+from accounts.models import Invite, RegistrationSetting, SignupApplication, User
 from tests.conftest import PASSWORD
 
 SIGNUP = "/accounts/signup/"
@@ -130,3 +130,59 @@ def test_invite_form_errors_are_shown(inviter):
     response = client.post("/settings/invites/", {"days": "0", "max_uses": "100000"})
     assert response.status_code == 400
     assert set(response.context["form"].errors) == {"days", "max_uses"}
+
+
+# --- the admin switch ------------------------------------------------------------------
+
+
+def test_an_operator_switches_the_mode_in_the_admin_over_the_setting(db, settings):
+    settings.REGISTRATION_MODE = "open"
+    operator = User.objects.create_superuser("operator", "op@example.com", PASSWORD)
+    admin = Client()
+    admin.force_login(operator)
+    assert Client().get(SIGNUP).status_code == 200  # the setting: open
+
+    # The list goes to the form that makes the one row, which names the setting's default.
+    listing = admin.get("/admin/accounts/registrationsetting/")
+    assert listing.status_code == 302 and listing["Location"].endswith("/add/")
+    form = admin.get(listing["Location"])
+    assert "REGISTRATION_MODE setting (open)" in form.content.decode()
+    done = admin.post("/admin/accounts/registrationsetting/add/", {"mode": "closed"})
+    assert done.status_code == 302
+    saved = RegistrationSetting.objects.get()
+    assert (saved.pk, saved.mode, saved.changed_by) == (1, "closed", "operator")
+    assert registration.mode() == "closed"
+    refused = Client().post(SIGNUP, _data())
+    assert refused.status_code == 403 and b"Sign-up is closed" in refused.content
+    assert not User.objects.filter(username="dora").exists()
+
+    # One row only: the list goes to it, adding another is refused.
+    listing = admin.get("/admin/accounts/registrationsetting/")
+    assert listing["Location"].endswith("/accounts/registrationsetting/1/change/")
+    assert admin.get("/admin/accounts/registrationsetting/add/").status_code == 403
+    admin.post("/admin/accounts/registrationsetting/1/change/", {"mode": "approval"})
+    assert registration.mode() == "approval"
+    assert b'name="reason"' in Client().get(SIGNUP).content
+
+    # Deleting the choice returns to the setting.
+    admin.post("/admin/accounts/registrationsetting/1/delete/", {"post": "yes"})
+    assert not RegistrationSetting.objects.exists()
+    assert registration.mode() == "open"
+    assert Client().post(SIGNUP, _data()).status_code == 302
+
+
+def test_a_moderator_without_the_permission_cannot_switch_the_mode(db, settings):
+    settings.REGISTRATION_MODE = "invite"
+    moderator = User.objects.create_user("mod", "mod@example.com", PASSWORD, is_staff=True)
+    client = Client()
+    client.force_login(moderator)
+    assert (
+        client.post("/admin/accounts/registrationsetting/add/", {"mode": "open"}).status_code == 403
+    )
+    assert not RegistrationSetting.objects.exists()
+    assert registration.mode() == "invite"
+    moderator.user_permissions.add(Permission.objects.get(codename="add_registrationsetting"))
+    assert (
+        client.post("/admin/accounts/registrationsetting/add/", {"mode": "open"}).status_code == 302
+    )
+    assert registration.mode() == "open"

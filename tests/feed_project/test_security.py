@@ -19,6 +19,7 @@ import pyotp
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Permission
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
@@ -77,6 +78,8 @@ FORMS = {
     "settings/security/password/",
     "settings/invites/",
     "settings/delete/",
+    "settings/export/",
+    "settings/import/follows/",
     "posts/<>/edit/",
 }
 # POST only with CSRF, but harmless for a visitor (Django's LogoutView).
@@ -102,6 +105,9 @@ READ_ONLY = {
     "tags/",
     "tags/<>/",
 }
+# Read-only links for their owner only: GET signed in (anything else is a 404
+# or a redirect to log in), POST a 405 (tests/accounts/test_exports.py).
+OWNER_LINKS = {"settings/export/download/<>/"}
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
 
 
@@ -124,7 +130,7 @@ def site_routes() -> set[str]:
 
 
 def test_every_route_is_classified():
-    classified = CHANGES_DATA | READ_ONLY
+    classified = CHANGES_DATA | READ_ONLY | OWNER_LINKS
     unclassified = site_routes() - classified
     assert not unclassified, (
         f"Routes {sorted(unclassified)} are in no list of tests/feed_project/test_security.py: "
@@ -218,6 +224,8 @@ def _prepared(route: str, world: dict) -> dict[str, str]:
         return {"code": pyotp.TOTP(setup.secret).now()}
     if route == "settings/invites/":
         alice.user_permissions.add(Permission.objects.get(codename="add_invite"))
+    if route == "settings/import/follows/":
+        return {"file": SimpleUploadedFile("following.csv", b"username\nbob\n", "text/csv")}
     return {}
 
 
@@ -285,6 +293,19 @@ def test_a_read_only_page_refuses_post_and_answers_get(route, world):
     before = _rows()
     assert client.post(_url(route, world), FORM_DATA).status_code == 405
     assert client.get(_url(route, world)).status_code == 200
+    assert _rows() == before
+
+
+@pytest.mark.parametrize("route", sorted(OWNER_LINKS))
+def test_an_owner_link_refuses_post_and_visitors(route, world):
+    _require(route)
+    client = Client()
+    client.force_login(world["alice"])
+    before = _rows()
+    assert client.post(_url(route, world), FORM_DATA).status_code == 405
+    assert client.get(_url(route, world)).status_code == 404  # not a link of hers
+    response = Client().get(_url(route, world))
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
     assert _rows() == before
 
 
