@@ -8,15 +8,13 @@ from django.utils import timezone
 from accounts.models import User
 from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
 from bench.timelines.spec import FOLLOWER, Log, Options, World, WorldError
-from bench.timelines.worker import tasks_in_process
 from bench.timelines.world import insert_follows, set_counters
-from feed_project.celery import app as celery_app
 from feed_project.pagination import Cursor
 from posts.models import Post
 from relations.selectors import followee_ids
 from timelines import cache, feed
 from timelines.entries import hydrate
-from timelines.models import InboxEntry, InboxState, PendingTask
+from timelines.models import InboxEntry, InboxState
 
 WIDE = f"{FOLLOWER}wide"  # a bench_ name: dropped with the world
 
@@ -45,15 +43,14 @@ def _ensure_wide_reader(world: World, following: int, log: Log) -> int:
 
 
 def _forget(reader_id: int) -> None:
-    """A reader who never came: no inbox rows, state, cache or queued rebuild."""
+    """A reader who never came: no inbox rows, state or cache."""
     InboxEntry.objects.filter(reader_id=reader_id).delete()
     InboxState.objects.filter(reader_id=reader_id).delete()
-    PendingTask.objects.filter(owner=reader_id).delete()
     cache.drop(reader_id)
 
 
 def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[Verdict]]:
-    """Figure 4: home_feed's first page with no inbox (its rebuild queued, not run),
+    """Figure 4: home_feed's first page with no inbox (the page rebuilds it first),
     beside the plain query a Django developer would write for the same page."""
     reader_id = _ensure_wide_reader(world, options.wide_following, log)
     reader = User.objects.get(pk=reader_id)
@@ -72,15 +69,10 @@ def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[V
     def first_page() -> None:
         feed.home_feed(reader=reader, cursor=Cursor())
 
-    log(f"wide reader: first page x {options.samples}, rebuild queued (no worker)")
-    with tasks_in_process(False):
-        page, page_queries = measure_and_count(
-            first_page,
-            samples=options.samples,
-            warmup=options.warmup,
-            setup=lambda: _forget(reader_id),
-        )
-    celery_app.control.purge()  # the queued rebuilds: no worker runs here
+    log(f"wide reader: first page x {options.samples}")
+    page, page_queries = measure_and_count(
+        first_page, samples=options.samples, warmup=options.warmup, setup=lambda: _forget(reader_id)
+    )
     _forget(reader_id)
     log(f"wide reader: plain query x {options.samples}")
     base, base_queries = measure_and_count(plain, samples=options.samples, warmup=options.warmup)
@@ -103,9 +95,10 @@ def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[V
         ],
         notes=[
             f"{options.samples} samples each after {options.warmup} warm-up calls; before each "
-            "home_feed call (untimed) the reader's inbox rows, state, cache and queued "
-            "rebuild are deleted, so every call is a first visit",
-            "home_feed pulls in time windows (timelines/pull.py); the plain query is "
+            "home_feed call (untimed) the reader's inbox rows, state and cache are deleted, "
+            "so every call is a first visit: it rebuilds the inbox (FEED_REBUILD_PER_AUTHOR "
+            "posts of each followee, in the database), then reads the page",
+            "the plain query is "
             "Post.objects.visible().filter(author_id__in=...).order_by('-timeline_key')",
         ],
     )
