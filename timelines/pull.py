@@ -9,6 +9,7 @@ Elsewhere (SQLite, the embedded default) a plain query does the same.
 
 from collections import defaultdict
 
+from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
@@ -70,7 +71,7 @@ def nearest_by_author(
         return []
     if connection.vendor != "postgresql":
         return _nearest_by_author_portable(author_ids, cursor=cursor, per_author=per_author)
-    if sharding.on_citus(connection):
+    if _lateral():
         return _nearest_by_author_citus(author_ids, cursor=cursor, per_author=per_author)
     filters, cursor_params = [], []
     if cursor.before is not None:
@@ -95,6 +96,13 @@ def nearest_by_author(
             db.execute("\nUNION ALL\n".join([leg] * len(batch)), params)
             rows += db.fetchall()
     return rows
+
+
+def _lateral() -> bool:
+    """The LATERAL form on Citus; FEED_ROUTED_READS forces it either way, so that the
+    tests run both forms on plain PostgreSQL (as timelines.entries does)."""
+    forced = settings.FEED_ROUTED_READS
+    return sharding.on_citus(connection) if forced is None else forced
 
 
 def _nearest_by_author_citus(
