@@ -68,21 +68,35 @@ def claim_bulk(users: Iterable[tuple[int, str, str]]) -> None:
     )
 
 
+# A name longer than the column is no one's, and is not asked for: Citus casts
+# the value to the distribution column's type to find its shard, and a cast
+# that would truncate raises (plain PostgreSQL compares it and finds nothing).
+_NAME_LENGTH = UsernameClaim._meta.get_field("name").max_length
+
+
+def _could_be_taken(name: str) -> bool:
+    return len(name) <= _NAME_LENGTH
+
+
 def username_taken(username: str) -> bool:
-    return UsernameClaim.objects.filter(name=username.lower()).exists()
+    name = username.lower()
+    return _could_be_taken(name) and UsernameClaim.objects.filter(name=name).exists()
 
 
 def users_named(username: str) -> QuerySet[User]:
     """The user whose name this is, whatever its case (none or one), as a queryset to
     filter further: the claim is read now, the user row by id when evaluated."""
-    user_id = UsernameClaim.objects.filter(name=username.lower()).values_list("user_id", flat=True)
+    name = username.lower()
+    if not _could_be_taken(name):
+        return User.objects.none()
+    user_id = UsernameClaim.objects.filter(name=name).values_list("user_id", flat=True)
     found = user_id.first()
     return User.objects.filter(pk=found) if found is not None else User.objects.none()
 
 
 def user_ids_named(usernames: Iterable[str]) -> dict[str, int]:
     """Lower-cased name -> user id, for those of ``usernames`` that are taken."""
-    names = {name.lower() for name in usernames}
+    names = {name.lower() for name in usernames if _could_be_taken(name.lower())}
     if not names:
         return {}
     return dict(UsernameClaim.objects.filter(name__in=names).values_list("name", "user_id"))

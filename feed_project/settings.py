@@ -307,7 +307,8 @@ FEED_INACTIVE_DAYS: int = _read("FEED_INACTIVE_DAYS", "int", 7)
 FEED_BIG_ACCOUNT_FOLLOWERS: int = _read("FEED_BIG_ACCOUNT_FOLLOWERS", "int", 10_000)
 FEED_REBUILD_PER_AUTHOR: int = _read("FEED_REBUILD_PER_AUTHOR", "int", 50)
 FEED_CACHE_TTL_DAYS: int = _read("FEED_CACHE_TTL_DAYS", "int", 3)
-# The home feed's entries as reads routed by shard key (timelines.entries):
+# The home feed's entries (timelines.entries) and the pull (timelines.pull) in
+# their Citus forms:
 # None finds out (on for a Citus coordinator), True/False force it (tests).
 FEED_ROUTED_READS: bool | None = None
 FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)

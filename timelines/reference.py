@@ -71,12 +71,14 @@ def reference_item(*, reader_id: int, key: str) -> tuple[str, str, str | None]:
     """What the feed shows at ``key``, plainly: the post shown (a repost's original),
     its text now (edits show at once), and what it quotes as the reader may see it:
     the quoted post's id, UNAVAILABLE (deleted, hidden, blocked either way), or None."""
-    entry = Post.objects.select_related("repost_of").get(pk=ids.timeline_key_to_post_id(key))
-    shown = entry.repost_of or entry
+    # Each post by its own id (and so its author's shard on Citus): not a join
+    # from a repost to its original, which may be on another shard.
+    entry = Post.objects.with_id(ids.timeline_key_to_post_id(key)).get()
+    shown = Post.objects.with_id(entry.repost_of_id).get() if entry.repost_of_id else entry
     quoted = None
     if shown.quote_of_id:
         seen = visibility.visible_to(
-            Post.objects.visible().filter(pk=shown.quote_of_id), reader_id
+            Post.objects.visible().with_id(shown.quote_of_id), reader_id
         ).exists()
         quoted = shown.quote_of_id if seen else UNAVAILABLE
     return shown.pk, shown.text, quoted

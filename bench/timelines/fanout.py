@@ -17,6 +17,7 @@ from bench.timelines.report import Table, Verdict
 from bench.timelines.spec import Log, Options, World, WorldError
 from bench.timelines.worker import celery_worker, in_process, tasks_in_process
 from bench.timelines.world import count_rows
+from feed_project import sharding
 from posts import ids
 from posts.services import create_post
 from relations.models import Follower
@@ -68,6 +69,20 @@ WHERE f.user_id = %(author)s AND u.last_active_at >= %(since)s
 ON CONFLICT (reader_id, timeline_key) DO NOTHING
 RETURNING reader_id
 """
+# On Citus the same in the engine's two steps (timelines/fanout.py): the
+# author's followers from their Follower rows (one shard), then the state and
+# user rows by reader id, which Citus joins inside each shard (the join from
+# Follower, sharded by the author, would repartition).
+_RAW_FOLLOWERS_SQL = "SELECT follower_id FROM relations_follower WHERE user_id = %(author)s"
+_RAW_INSERT_ROUTED_SQL = """
+INSERT INTO timelines_inboxentry (reader_id, timeline_key, author_id)
+SELECT s.reader_id, %(key)s, %(author)s
+FROM timelines_inboxstate s
+JOIN accounts_user u ON u.id = s.reader_id
+WHERE s.reader_id = ANY(%(followers)s) AND u.last_active_at >= %(since)s
+ON CONFLICT (reader_id, timeline_key) DO NOTHING
+RETURNING reader_id
+"""
 # The raw limit's Redis half: one server-side call per chunk, a bare loop (ZADD
 # into the caches that exist), none of the engine's incarnation or trim checks.
 _RAW_PUSH_LUA = """
@@ -95,7 +110,12 @@ def _raw_fan_out(author_id: int) -> tuple[float, int, float]:
     with connection.cursor() as db:
         started = time.perf_counter_ns()
         with transaction.atomic():
-            db.execute(_RAW_INSERT_SQL, params)
+            if sharding.on_citus(connection):
+                db.execute(_RAW_FOLLOWERS_SQL, params)
+                params["followers"] = [row[0] for row in db.fetchall()]
+                db.execute(_RAW_INSERT_ROUTED_SQL, params)
+            else:
+                db.execute(_RAW_INSERT_SQL, params)
             readers = [row[0] for row in db.fetchall()]
         sql_s = (time.perf_counter_ns() - started) / 1e9
     redis = cache.client()

@@ -20,24 +20,27 @@ def _forget_inbox(reader_id: int) -> None:
     cache.drop(reader_id)
 
 
+# One leg per author, each filtered by the author (the shard key), as
+# timelines/pull.py reads them: Citus runs each leg on its author's shard (a
+# LATERAL ... LIMIT over arrays of bounds is a subquery it cannot push down).
+_LEG = """(SELECT timeline_key, author_id FROM posts_post p
+  WHERE p.author_id = %s AND p.id >= %s AND p.id < %s
+    AND p.deleted_at IS NULL AND p.hidden_at IS NULL
+  ORDER BY p.id DESC LIMIT %s)"""
+
 _RAW_REBUILD = """
 WITH pulled AS (
     SELECT p.timeline_key, p.author_id,
            count(*) OVER w AS taken, min(p.timeline_key) OVER w AS lowest
-    FROM unnest(%(lows)s::char(16)[], %(highs)s::char(16)[]) AS b(low, high)
-    CROSS JOIN LATERAL (
-        SELECT timeline_key, author_id FROM posts_post p
-        WHERE p.id >= b.low AND p.id < b.high AND p.deleted_at IS NULL AND p.hidden_at IS NULL
-        ORDER BY p.id DESC LIMIT %(per_author)s
-    ) p
+    FROM ({legs}) p
     WINDOW w AS (PARTITION BY p.author_id)
 ), floor AS (
-    SELECT max(lowest) AS key FROM pulled WHERE taken >= %(per_author)s
+    SELECT max(lowest) AS key FROM pulled WHERE taken >= %s
 )
 INSERT INTO timelines_inboxentry (reader_id, timeline_key, author_id)
-SELECT %(reader)s, pulled.timeline_key, pulled.author_id FROM pulled, floor
+SELECT %s, pulled.timeline_key, pulled.author_id FROM pulled, floor
 WHERE floor.key IS NULL OR pulled.timeline_key >= floor.key
-ORDER BY pulled.timeline_key DESC LIMIT %(cap)s
+ORDER BY pulled.timeline_key DESC LIMIT %s
 ON CONFLICT DO NOTHING
 """
 
@@ -58,20 +61,16 @@ def raw_rebuild(reader_id: int) -> None:
     ]
     if reader_id not in pulled:
         authors.append(reader_id)
-    width = ids.TIME_WIDTH + ids.SEQ_WIDTH
-    lows = [ids.author_prefix(a) + "0" * width for a in authors]
-    highs = [ids.post_id_range(a)[1].ljust(ids.KEY_LENGTH, "0") for a in authors]
+    if not authors:
+        return
+    per_author = settings.FEED_REBUILD_PER_AUTHOR
+    params: list[object] = []
+    for author in authors:
+        low, high = ids.post_id_bounds(author)
+        params += [author, low, high, per_author]
+    legs = "\nUNION ALL\n".join([_LEG] * len(authors))
     with connection.cursor() as db:
-        db.execute(
-            _RAW_REBUILD,
-            {
-                "lows": lows,
-                "highs": highs,
-                "per_author": settings.FEED_REBUILD_PER_AUTHOR,
-                "reader": reader_id,
-                "cap": inbox.cap(),
-            },
-        )
+        db.execute(_RAW_REBUILD.format(legs=legs), [*params, per_author, reader_id, inbox.cap()])
 
 
 def _inbox_keys(reader_id: int) -> list[str]:

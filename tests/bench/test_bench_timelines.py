@@ -38,3 +38,5 @@ def test_bench_timelines_quick_prints_every_figure():
         "First page, 300 followees, no inbox, p50",
     ):
         assert label in output
+    # The set-based rebuild (one UNION ALL leg per author) writes what Inbox.rebuild does.
+    assert "the raw limit wrote the same inbox as Inbox.rebuild: yes" in output

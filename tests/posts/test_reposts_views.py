@@ -7,6 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
+from feed_project import sharding
 from posts.models import Post
 from posts.services import create_post, delete_post, like, repost
 from relations.services import block, follow
@@ -192,7 +193,9 @@ def test_home_query_count_does_not_grow_with_reposts_and_likes(
         assert response.content.decode().count("Reposted by") == total // 2
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
-    assert counts[0] <= 12, counts
+    # On Citus the entries are read in their routed form: up to three statements
+    # more, each on its own shard key (timelines.entries.hydrate).
+    assert counts[0] <= (15 if sharding.on_citus(connection) else 12), counts
 
 
 def test_profile_query_count_does_not_grow_with_reposts_and_likes(client, alice, bob, carol):

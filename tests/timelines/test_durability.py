@@ -34,6 +34,7 @@ from tests.timelines.test_worker import (
     DRAIN_SECONDS,
     RealQueue,
     backends_waiting_on_locks,
+    end_backends_waiting_on_locks,
     feed_keys,
     reference_keys,
     url_of_test_database,
@@ -273,12 +274,7 @@ def test_a_worker_killed_mid_rebuild_leaves_the_rebuild_to_be_done_again(broker,
             timeout=DRAIN_SECONDS,
         )
         worker.kill()
-        with connection.cursor() as db:
-            db.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = %s AND wait_event_type = 'Lock'",
-                [database],
-            )
+        end_backends_waiting_on_locks(database)
         locker.rollback()
     finally:
         locker.close()

@@ -39,6 +39,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from accounts.models import User
+from feed_project import sharding
 from feed_project.pagination import Cursor
 from posts.models import Post
 from posts.services import create_post
@@ -331,13 +332,33 @@ def make_followers(author: User, count: int) -> tuple[list[int], set[int]]:
     return ids, eligible
 
 
+_WAITING_ON_LOCKS = "FROM {view} WHERE datname = %s AND wait_event_type = 'Lock'"
+
+
 def backends_waiting_on_locks(database: str) -> int:
+    """Sessions of ``database`` queued on a row lock. On Citus the row is on a
+    worker node and the session queued there is the coordinator's connection
+    to it: citus_stat_activity shows every node's."""
+    view = "citus_stat_activity" if sharding.on_citus(connection) else "pg_stat_activity"
     with connection.cursor() as db:
-        db.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock'",
-            [database],
-        )
+        db.execute("SELECT count(*) " + _WAITING_ON_LOCKS.format(view=view), [database])
         return db.fetchone()[0]
+
+
+def end_backends_waiting_on_locks(database: str) -> None:
+    """Terminate the sessions ``backends_waiting_on_locks`` counts (on every node on
+    Citus: a worker node's session would run its statement once the lock goes)."""
+    terminate = "SELECT pg_terminate_backend(pid) " + _WAITING_ON_LOCKS.format(
+        view="pg_stat_activity"
+    )
+    with connection.cursor() as db:
+        if sharding.on_citus(connection):
+            db.execute(
+                "SELECT run_command_on_all_nodes(format(%s::text, %s::text))",
+                [terminate.replace("%s", "%L"), database],
+            )
+        else:
+            db.execute(terminate, [database])
 
 
 @pytest.mark.django_db(transaction=True)
@@ -391,12 +412,7 @@ def test_killing_the_worker_mid_fan_out_still_delivers_every_key_exactly_once(re
         first.kill()
         # The killed processes' database sessions are still queued on the
         # locks; end them, then roll the locks back.
-        with connection.cursor() as db:
-            db.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = %s AND wait_event_type = 'Lock'",
-                [database],
-            )
+        end_backends_waiting_on_locks(database)
         locker.rollback()
     finally:
         locker.close()
