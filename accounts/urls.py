@@ -1,11 +1,12 @@
 from django.contrib.auth.views import LogoutView
 from django.urls import path
 
-from accounts import password_views, views
+from accounts import avatars, password_views, views
 
 app_name = "accounts"
 
 urlpatterns = [
+    path("avatar/<username:username>.svg", avatars.generated_view, name="avatar"),
     path("signup/", views.signup, name="signup"),
     path("signup/pending/", views.signup_pending, name="signup_pending"),
     path("login/", views.SiteLoginView.as_view(), name="login"),

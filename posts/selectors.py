@@ -6,7 +6,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
-from posts import quotes
+from posts import ids, quotes
 from posts.media import media_by_post
 from posts.models import Like, Post
 from posts.visibility import visible_to
@@ -94,7 +94,17 @@ def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> di
         "liked_ids": liked_post_ids(user, post_ids),
         "reposted_ids": reposted_post_ids(user, post_ids),
         "post_media": media_by_post(posts),
+        "reply_names": reply_names(posts),
     }
+
+
+def reply_names(posts: Iterable[Post]) -> dict[int, str]:
+    """The usernames of the people these replies answer, by user id ("replying to
+    @name"): the parent's id carries its author, so one query, none without replies."""
+    authors = {ids.author_of_post_id(post.in_reply_to_id) for post in posts if post.in_reply_to_id}
+    if not authors:
+        return {}
+    return dict(User.objects.filter(pk__in=authors).values_list("pk", "username"))
 
 
 @dataclass
