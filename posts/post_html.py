@@ -23,8 +23,8 @@ from django.utils.dates import MONTHS_3
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from accounts.models import User
 from accounts import avatars
+from accounts.models import User
 from posts import links, quotes
 from posts.models import Post, PostMedia
 from posts.tags import tag_path
