@@ -137,7 +137,7 @@ def text_html(text: str, url: Urls, mentioned: Collection[str] | None = None) ->
 
 
 def time_ago(moment: datetime, now: datetime) -> str:
-    """"now", "5m", "3h", then the local day ("20 Nov"), with the year when not this one."""
+    """How long ago: "now", "5m", "3h", then the local day ("20 Nov", a year back "20 Nov 2025")."""
     seconds = (now - moment).total_seconds()
     if seconds < 60:
         return "now"

@@ -29,7 +29,7 @@ class ReportForm(forms.Form):
 
 
 def _reason(request: HttpRequest) -> str:
-    """"spam: the text typed" (the Report's reason, as the moderators' queue shows it)."""
+    """The Report's reason as the moderators' queue shows it: "spam: the text typed"."""
     form = ReportForm(request.POST)
     if not form.is_valid():
         raise BadRequest("A report's reason is a category and at most 500 characters of text.")
