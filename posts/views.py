@@ -53,7 +53,8 @@ def _post_fragment(request: HttpRequest, post: Post, *, status: int = 200) -> Ht
 
 def _back_to(request: HttpRequest, post: Post) -> HttpResponse:
     if wants_fragment(request):
-        return _post_fragment(request, post)
+        # Read again: the action changed its counters in the database (F() updates).
+        return _post_fragment(request, selectors.get_visible_post(post.pk) or post)
     # HttpResponseRedirect, not redirect(): a ``next`` like "home" is a path
     # to go back to, never the name of a view.
     return HttpResponseRedirect(safe_next(request) or reverse("posts:detail", args=[post.pk]))
