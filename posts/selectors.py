@@ -6,7 +6,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
-from posts import ids, quotes
+from posts import quotes
 from posts.media import media_by_post
 from posts.models import Like, Post
 from posts.visibility import visible_to
@@ -99,12 +99,16 @@ def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> di
 
 
 def reply_names(posts: Iterable[Post]) -> dict[int, str]:
-    """The usernames of the people these replies answer, by user id ("replying to
-    @name"): the parent's id carries its author, so one query, none without replies."""
-    authors = {ids.author_of_post_id(post.in_reply_to_id) for post in posts if post.in_reply_to_id}
-    if not authors:
-        return {}
-    return dict(User.objects.filter(pk__in=authors).values_list("pk", "username"))
+    """Usernames by user id of the authors on the page, for "replying to @name".
+
+    No query: a reply's parent carries its author's id, and in a thread (the
+    detail page: ancestors, the post, its replies) every parent's author is on
+    the page. Elsewhere a reply whose parent's author is not shows "replying to
+    an earlier post", since a query for the rest would make a page's query
+    count depend on what its posts hold.
+    """
+    author = Post._meta.get_field("author")
+    return {post.author_id: post.author.username for post in posts if author.is_cached(post)}
 
 
 @dataclass

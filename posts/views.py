@@ -40,13 +40,16 @@ def _post_for_action(request: HttpRequest, post_id: str) -> Post:
     return post
 
 
-def _post_fragment(request: HttpRequest, post: Post, *, status: int = 200) -> HttpResponse:
+def _post_fragment(
+    request: HttpRequest, post: Post, *, parent: Post | None = None, status: int = 200
+) -> HttpResponse:
     """The post's ``<article>`` as the viewer now sees it, and any messages
-    (static/js/site.js swaps in its action row): four queries, no page."""
+    (static/js/site.js swaps in its action row): four queries, no page.
+    ``parent``: the post a new reply answers, for its "replying to @name"."""
     context = {
         "post": post,
         "next_path": safe_next(request) or "",
-        **selectors.viewer_marks(request.user, [post]),
+        **selectors.viewer_marks(request.user, [post, *([parent] if parent else [])]),
     }
     return render(request, "posts/_post_fragment.html", context, status=status)
 
@@ -102,7 +105,7 @@ def new_post(request: HttpRequest) -> HttpResponse:
         media=form.cleaned_data["media"],
     )
     if wants_fragment(request):  # the new post, for the page to put at the top of its list
-        return _post_fragment(request, created, status=201)
+        return _post_fragment(request, created, parent=parent, status=201)
     if parent is not None:
         return redirect("posts:detail", post_id=parent.pk)
     return redirect("timelines:home")

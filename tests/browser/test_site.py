@@ -20,7 +20,7 @@ from django.contrib.auth.models import Permission
 from django.test import override_settings
 
 from accounts.models import User
-from posts.models import Post
+from posts.models import Post, Report
 from posts.services import create_post
 from relations.services import follow
 
@@ -192,8 +192,8 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
         reader.go("/")
         button = article(reader, post_id).locator(f"form[action$='/{action}/'] button")
         assert button.count() == 1, action
-        button.click()
-        reader.page.wait_for_load_state()
+        button.click()  # in place (static/js/site.js): wait for the button to turn
+        article(reader, post_id).locator(f"form[action$='/{undo}/']").wait_for()
         reader.go(f"/posts/{post_id}/")
         assert article(reader, post_id).locator(f"form[action$='/{undo}/']").count() == 1
     reader.go("/@robin/")
@@ -208,11 +208,17 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
     assert "/search/?q=sparrows" in reader.page.url
     assert article(reader, post_id).is_visible()
 
-    # Report, from the button on the post.
+    # Report, from the post's "more" menu, with a reason.
     reader.go(f"/posts/{post_id}/")
-    article(reader, post_id).locator("form[action$='/report/'] button").click()
+    menu = article(reader, post_id).locator("details.post-more")
+    menu.locator("summary").first.click()
+    menu.locator("details.confirm", has_text="Report").locator("summary").click()
+    menu.locator("form[action$='/report/'] select[name=category]").select_option("spam")
+    menu.locator("form[action$='/report/'] textarea[name=reason]").fill("Selling pills")
+    menu.locator("form[action$='/report/'] button").click()
     reader.page.wait_for_load_state()
     assert "Thanks" in reader.page.inner_text("main")
+    assert Report.objects.get(post_id=post_id).reason == "spam: Selling pills"
 
     # A moderator hides it from the admin's post list.
     moderator = User.objects.create_user(username="mod", password=PASSWORD, is_staff=True)
