@@ -1,4 +1,5 @@
-# make run: install, migrate, seed the demo world, serve on 127.0.0.1:8000 (SQLite, no Redis).
+# make run: install, migrate, seed the demo world, serve on 127.0.0.1:$(PORT), 8000 unless set
+#   (SQLite, no Redis).
 # make test: install, lint, whole suite on PostgreSQL + Redis, the cache suites on a
 #   Redis Cluster (make test-redis-cluster), then a smoke run on SQLite.
 # make test-citus: the whole suite on a local Citus cluster (needs the citus extension).
@@ -24,10 +25,16 @@ install: $(STAMP)
 # without SECRET_KEY when DEBUG is off. A SECRET_KEY in the environment wins.
 DEV_ENV := SECRET_KEY="$${SECRET_KEY:-django-insecure-make-run-local-development-key-0123456789}"
 
+# PORT=8001 make run serves on another port. WhiteNoise warns at start-up when
+# STATIC_ROOT is missing (the files come from the finders here), and Django 5.2's
+# runserver prints its "development server" warning unless told not to.
+PORT ?= 8000
+
 run: install
+	@mkdir -p staticfiles
 	$(DEV_ENV) $(BIN)/python manage.py migrate --noinput
 	$(DEV_ENV) $(BIN)/python manage.py seed_demo
-	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(DEV_ENV) DJANGO_RUNSERVER_HIDE_WARNING=true $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 lint: install
 	$(BIN)/ruff check .
