@@ -1,8 +1,7 @@
 """Answers to actions sent in place (static/js/site.js, header X-Fragment: 1): the post's
 article instead of a redirect; without the header, the redirect as before."""
 
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import override_settings
@@ -111,7 +110,7 @@ def test_a_report_of_an_unknown_category_is_a_400(alice_client, carol_post):
     ],
 )
 def test_times_read_as_how_long_ago(ago, shown):
-    now = datetime(2026, 11, 24, 12, 0, tzinfo=dt_timezone.utc)
+    now = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
     with override_settings(TIME_ZONE="UTC"), timezone.override("UTC"):
         assert post_html.time_ago(now - ago, now) == shown
 
