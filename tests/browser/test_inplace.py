@@ -199,3 +199,24 @@ def test_the_same_flows_work_through_the_plain_forms_without_javascript(readers,
     reader.page.wait_for_load_state()
     assert reader.page.locator("#feed article[data-post-id]").count() == 5
     assert reader.page.locator(".end-of-feed").count() == 1
+
+
+def test_the_new_posts_notice_puts_the_new_posts_at_the_top(readers, world):
+    reader = readers("robin")
+    reader.page.goto("/")
+    loads = reader.loads
+    newer = [create_post(author=world["wren"], text=f"Fresh post {n}") for n in range(2)]
+
+    # The script polls every 30 s while the page is visible; a visibility change polls now.
+    reader.page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    notice = reader.page.locator("a.new-posts")
+    notice.wait_for()
+    assert notice.inner_text() == "2 new posts"
+    notice.click()
+    reader.page.locator("#feed article", has_text="Fresh post 1").wait_for()
+
+    articles = reader.page.locator("#feed article[data-post-id]")
+    shown = [articles.nth(i).get_attribute("data-post-id") for i in range(3)]
+    assert shown == [newer[1].pk, newer[0].pk, world["posts"][0].pk]
+    assert reader.page.locator("a.new-posts").count() == 0
+    assert reader.loads == loads
