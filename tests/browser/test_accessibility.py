@@ -82,6 +82,7 @@ def test_the_main_pages_have_no_serious_accessibility_violations(
         for path in paths:
             page.goto(world.get(path, path))
             page.wait_for_load_state()
+            assert "{#" not in page.inner_text("body"), path  # no template comment shows
             name = path.strip("/").replace("/", "_").replace("?", "_").replace("=", "_")
             page.screenshot(path=screenshots / f"{name or 'home'}-{width}-{scheme}.png")
             problems = _serious(page, source)
