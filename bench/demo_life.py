@@ -16,6 +16,7 @@ from accounts.models import User
 from accounts.moderators import make_moderator
 from bench import phrases
 from posts import services as posts
+from posts import tags
 from posts.models import Post
 from posts.moderation import services as moderation
 from relations import services as relations
@@ -33,6 +34,9 @@ DEMO_REPLIES = 6
 DEMO_REPOSTS = 3
 DEMO_MENTIONS = 2
 DEMO_LIKES = 10
+# Tagged posts, so the trending list and the signed-out landing page have something.
+TAGS = ("周末", "coffee", "photography", "读书", "running")
+TAGGED_POSTS = 30
 REPORTS = ("spam: Same link posted ten times", "abuse: Insults in the replies", "other")
 
 
@@ -94,6 +98,11 @@ def bring_to_life(*, rng: random.Random, demo_id: int, user_ids: list[int]) -> L
         posts.create_post(author=rng.choice(crowd), text=f"@demo {phrases.post_text(rng)}")
     for post in feed[:DEMO_LIKES]:
         likes += posts.like(user=demo, post=post)
+
+    for _ in range(TAGGED_POSTS):
+        text = f"{phrases.post_text(rng)} #{rng.choice(TAGS)}"
+        posts.create_post(author=rng.choice(crowd), text=text)
+    tags.compute_trending()
 
     make_moderator(username=MOD_USERNAME, password=MOD_PASSWORD)
     reports = 0

@@ -38,6 +38,9 @@ def test_the_demo_world_has_reactions_chinese_posts_notifications_and_a_moderato
     found = demo.get("/search/", {"q": "咖啡"}).content.decode()
     assert found.count("<article") >= 1
 
+    landing = Client().get("/").content.decode()  # signed out: a preview of posts
+    assert landing.count("<article") >= 5
+
     mod = Client()
     assert mod.login(username="mod", password="mod-password-123")
     queue = mod.get("/admin/posts/report/").content.decode()
