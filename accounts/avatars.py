@@ -9,6 +9,7 @@ import hashlib
 from html import escape
 
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
@@ -31,10 +32,17 @@ def generated_svg(username: str) -> str:
     )
 
 
-def url_of(user: User, *, generated: str) -> str:
-    """The picture of ``user``: for now always ``generated`` (uploads come with the
-    avatar field)."""
-    return generated
+def uploaded_prefix() -> str:
+    """What goes before an uploaded picture's storage name in its URL (``/accounts/``,
+    the route ``accounts:avatar_file``): reversed once, then joined per picture."""
+    return reverse("accounts:avatar_file", args=[0, "t"]).removesuffix("avatars/0/t.webp")
+
+
+def avatar_url(user: User) -> str:
+    """The picture ``user`` uploaded (``accounts.avatar_upload``), else the generated one."""
+    if user.avatar:
+        return uploaded_prefix() + user.avatar
+    return reverse("accounts:avatar", args=[user.username])
 
 
 @require_safe

@@ -48,6 +48,7 @@ class Urls:
         self._tag = split("posts:tag")
         self._relations = {action: split(f"relations:{action}") for action in ("mute", "block")}
         self._avatar = split("accounts:avatar")
+        self._uploaded_avatar = avatars.uploaded_prefix()
 
     def profile(self, username: str) -> str:
         # Usernames are letters, digits and "_": nothing to quote (accounts.converters).
@@ -72,7 +73,9 @@ class Urls:
 
     def avatar(self, user: User) -> str:
         """The person's picture: the one they uploaded, else their generated one."""
-        return avatars.url_of(user, generated=self._avatar[0] + user.username + self._avatar[1])
+        if user.avatar:
+            return self._uploaded_avatar + user.avatar
+        return self._avatar[0] + user.username + self._avatar[1]
 
     def action(self, post_id: str, action: str) -> str:
         before, after = self._actions[action]

@@ -102,6 +102,7 @@ READ_ONLY = {
     "tags/",
     "tags/<>/",
     "accounts/avatar/<>.svg",
+    "accounts/avatars/<>/<>.webp",
 }
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
 
