@@ -25,6 +25,7 @@ def test_quote_edit_history_and_tag_pages(visitors, screenshots, width):  # noqa
     sign_up(reader, "robin", "Robin Reader")
     reader.go("/@wren/")
     reader.submit("form[action$='/follow/']")
+    reader.page.locator("form[action$='/unfollow/']").wait_for()  # in place
     post_id = write_post(writer, "Frsh #Bread at https://example.com/bakery/today-only 面包")
 
     # The link and the tag are links; the tag page lists the post.

@@ -104,8 +104,11 @@ def write_post(visitor: Visitor, text: str) -> str:
     """Post from the home page's compose box; the new post's id."""
     visitor.go("/")
     visitor.page.fill("form.compose textarea[name=text]", text)
+    count = visitor.page.locator("#feed article").count()
     visitor.submit("form.compose")
-    assert visitor.page.url.endswith("/")  # the redirect lands on the home page
+    # In place (static/js/site.js): the new post goes to the top of the feed, no page load.
+    visitor.page.locator(f"#feed article >> nth={count}").wait_for()
+    assert visitor.page.url.endswith("/")
     return Post.objects.filter(text=text.replace("\r\n", "\n")).get().pk
 
 
@@ -120,8 +123,8 @@ def test_sign_up_follow_post_and_read_it_in_the_followers_feed(visitors):
 
     reader.go("/@wren/")
     reader.submit("form[action$='/follow/']")
-    assert reader.page.locator("form[action$='/unfollow/']").is_visible()
-    assert "You now follow @wren" in reader.page.inner_text(".messages")
+    reader.page.locator("form[action$='/unfollow/']").wait_for()  # in place
+    assert "You now follow @wren" in reader.page.inner_text("#live-status")
 
     post_id = write_post(writer, "Hello from a real browser, 你好，微博")
     reader.go("/")
@@ -173,6 +176,7 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
     sign_up(reader, "robin", "Robin Reader")
     reader.go("/@wren/")
     reader.submit("form[action$='/follow/']")
+    reader.page.locator("form[action$='/unfollow/']").wait_for()  # in place
     post_id = write_post(writer, "Sparrows at the feeder this morning")
 
     # Reply, from the form on the post's page.
