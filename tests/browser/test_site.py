@@ -185,7 +185,7 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
     assert reply_form.count() == 1
     reply_form.locator("textarea[name=text]").fill("Lucky you! Mine only get pigeons.")
     reply_form.locator("button[type=submit]").click()
-    reader.page.wait_for_load_state()
+    reader.page.locator("#replies article", has_text="Lucky you!").wait_for()  # in place
     reply = Post.objects.get(text="Lucky you! Mine only get pigeons.")
     assert reply.in_reply_to_id == post_id
     reader.go(f"/posts/{post_id}/")
