@@ -1,4 +1,5 @@
-# make run: install, migrate, seed the demo world, serve on 127.0.0.1:8000 (SQLite, no Redis).
+# make run: install, migrate, seed the demo world, serve on 127.0.0.1:$(PORT), 8000 unless set
+#   (SQLite, no Redis).
 # make test: install, lint, whole suite on PostgreSQL + Redis, the cache suites on a
 #   Redis Cluster (make test-redis-cluster), then a smoke run on SQLite.
 # make test-citus: the whole suite on a local Citus cluster (needs the citus extension).
@@ -10,7 +11,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/feed_test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run test test-redis-cluster test-citus lint smoke clean chromium wrk
+.PHONY: install run test test-redis-cluster test-citus lint smoke clean chromium wrk axe
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +25,16 @@ install: $(STAMP)
 # without SECRET_KEY when DEBUG is off. A SECRET_KEY in the environment wins.
 DEV_ENV := SECRET_KEY="$${SECRET_KEY:-django-insecure-make-run-local-development-key-0123456789}"
 
+# PORT=8001 make run serves on another port. WhiteNoise warns at start-up when
+# STATIC_ROOT is missing (the files come from the finders here), and Django 5.2's
+# runserver prints its "development server" warning unless told not to.
+PORT ?= 8000
+
 run: install
+	@mkdir -p staticfiles
 	$(DEV_ENV) $(BIN)/python manage.py migrate --noinput
 	$(DEV_ENV) $(BIN)/python manage.py seed_demo
-	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(DEV_ENV) DJANGO_RUNSERVER_HIDE_WARNING=true $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 lint: install
 	$(BIN)/ruff check .
@@ -46,6 +53,13 @@ chromium:
 		"could not install them (run 'apt-get install $(BROWSER_PACKAGES)' as root);" \
 		"the browser tests need /usr/bin/chromium." >&2; exit 1; }
 
+# The accessibility check (tests/browser/test_accessibility.py) runs npm's axe-core
+# in the pages; package-lock.json pins it. A dev tool: the site loads no npm package.
+axe:
+	@test -f node_modules/axe-core/axe.min.js \
+		|| npm ci --no-audit --no-fund --loglevel=error \
+		|| { echo "make test: 'npm ci' could not install axe-core (apt-get install npm)." >&2; exit 1; }
+
 # manage.py bench_http drives the pages with Debian's wrk (a dev tool; make test
 # does not need it).
 wrk:
@@ -53,7 +67,7 @@ wrk:
 		|| (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null) \
 		|| { echo "bench_http needs Debian's wrk: run 'apt-get install wrk' as root." >&2; exit 1; }
 
-test: install lint chromium
+test: install lint chromium axe
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python scripts/check_services.py
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) RATELIMIT_ENABLED=0 \
 		$(BIN)/pytest -p no:cacheprovider

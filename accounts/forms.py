@@ -1,13 +1,15 @@
 from typing import Any
+from zoneinfo import available_timezones
 
 from django import forms
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from accounts import claims, registration, twofactor
+from accounts import avatar_upload, claims, registration, twofactor
 from accounts.addresses import normalize
 from accounts.models import Invite, User, username_validator
+from feed_project.images import Refused
 
 INVITE_INVALID = "This invite link has expired, been used up, or is not a real invite."
 
@@ -64,6 +66,15 @@ class SignupForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
     )
     invite = forms.CharField(max_length=80, required=False, widget=forms.HiddenInput)
+    # Filled in from the browser by static/js/site.js; empty without it.
+    time_zone = forms.CharField(
+        max_length=64, required=False, widget=forms.HiddenInput(attrs={"data-from-browser": ""})
+    )
+
+    def clean_time_zone(self) -> str:
+        """The browser's zone when it is one we know, else "" (the site's): never an error."""
+        zone = self.cleaned_data.get("time_zone", "")
+        return zone if zone in available_timezones() else ""
 
     def __init__(self, *args: Any, mode: str = "open", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -107,9 +118,37 @@ class SignupForm(forms.Form):
         return cleaned
 
 
+def _time_zones() -> list[tuple[str, str]]:
+    return [("", "The site's time zone"), *((zone, zone) for zone in sorted(available_timezones()))]
+
+
+def time_zone_field(**kwargs: object) -> forms.ChoiceField:
+    """An IANA time zone ("Europe/Paris"), or "" for the site's."""
+    return forms.ChoiceField(choices=_time_zones, required=False, **kwargs)
+
+
 class ProfileForm(forms.Form):
     display_name = forms.CharField(max_length=50, required=False, label="Display name")
     bio = forms.CharField(max_length=300, required=False, widget=forms.Textarea(attrs={"rows": 4}))
+    avatar = forms.FileField(
+        required=False,
+        label="Picture (JPEG, PNG, WebP or GIF, up to 10 MB; shown as a square)",
+        widget=forms.ClearableFileInput(
+            attrs={"accept": "image/jpeg,image/png,image/webp,image/gif"}
+        ),
+    )
+    remove_avatar = forms.BooleanField(required=False, label="Use the generated picture instead")
+    time_zone = time_zone_field(label="Time zone")
+
+    def clean_avatar(self) -> bytes | None:
+        """The picture as it will be stored (accounts.avatar_upload), or None."""
+        upload = self.cleaned_data.get("avatar")
+        if not upload:
+            return None
+        try:
+            return avatar_upload.prepare(upload)
+        except Refused as refused:
+            raise forms.ValidationError(str(refused)) from refused
 
 
 class LoginForm(AuthenticationForm):

@@ -1,10 +1,12 @@
 from collections.abc import Callable
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import patch_cache_control
 
 from accounts import sessions
@@ -87,3 +89,25 @@ class PrivateCacheMiddleware:
         if user is not None and user.is_authenticated:
             patch_cache_control(response, private=True)
         return response
+
+
+class TimeZoneMiddleware:
+    """Pages in the signed-in user's time zone (``User.time_zone``), else the site's.
+
+    The user is loaded already (LastActiveMiddleware): no query of its own.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        user = getattr(request, "user", None)
+        zone = ""
+        if request.path_info != HEALTH_CHECK_PATH and user is not None and user.is_authenticated:
+            zone = user.time_zone
+        try:
+            if zone:
+                timezone.activate(ZoneInfo(zone))
+            return self.get_response(request)
+        finally:
+            timezone.deactivate()

@@ -41,6 +41,11 @@ class User(AbstractUser):
     following_count = models.PositiveIntegerField(default=0)
     posts_count = models.PositiveIntegerField(default=0)
     unread_notifications = models.PositiveIntegerField(default=0, db_default=0)
+    # The uploaded picture's name in the default storage (accounts.avatar_upload);
+    # "" for the generated one (accounts.avatars).
+    avatar = models.CharField(max_length=200, blank=True, default="", db_default="")
+    # An IANA zone ("Europe/Paris") pages show times in; "" for the site's TIME_ZONE.
+    time_zone = models.CharField(max_length=64, blank=True, default="", db_default="")
     # ``email`` is the address mail goes to (resets too); it is unique case-
     # insensitively. ``email_verified_at`` says its owner followed our link.
     # ``unconfirmed_email`` is an address asked for and not yet confirmed

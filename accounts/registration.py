@@ -83,6 +83,7 @@ class Signup:
     display_name: str = ""
     reason: str = ""
     invite: Invite | None = None
+    time_zone: str = ""  # an IANA zone the form checked, or "" (the site's)
 
 
 def register(*, signup: Signup, base_url: str) -> User:
@@ -99,6 +100,7 @@ def register(*, signup: Signup, base_url: str) -> User:
             password=signup.password,
             display_name=signup.display_name,
             is_active=not approval,
+            time_zone=signup.time_zone,
         )
         if signup.invite is not None:
             invite = signup.invite

@@ -14,9 +14,16 @@ def create_user(*, username: str, password: str, email: str = "", display_name: 
     )
 
 
-def update_profile(*, user: User, display_name: str, bio: str) -> User:
-    User.objects.filter(pk=user.pk).update(display_name=display_name, bio=bio)
-    user.display_name, user.bio = display_name, bio
+def update_profile(
+    *, user: User, display_name: str, bio: str, time_zone: str | None = None
+) -> User:
+    """The profile's words; ``time_zone`` too unless None (an IANA name, "" the site's)."""
+    fields = {"display_name": display_name, "bio": bio}
+    if time_zone is not None:
+        fields["time_zone"] = time_zone
+    User.objects.filter(pk=user.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(user, name, value)
     return user
 
 

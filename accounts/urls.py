@@ -1,11 +1,13 @@
 from django.contrib.auth.views import LogoutView
 from django.urls import path
 
-from accounts import password_views, views
+from accounts import avatar_upload, avatars, password_views, views
 
 app_name = "accounts"
 
 urlpatterns = [
+    path("avatar/<username:username>.svg", avatars.generated_view, name="avatar"),
+    path("avatars/<str:user_id>/<str:token>.webp", avatar_upload.serve, name="avatar_file"),
     path("signup/", views.signup, name="signup"),
     path("signup/pending/", views.signup_pending, name="signup_pending"),
     path("login/", views.SiteLoginView.as_view(), name="login"),

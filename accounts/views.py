@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from accounts import addresses, registration, services, twofactor
+from accounts import addresses, avatar_upload, registration, services, twofactor
 from accounts.forms import CodeForm, EmailChangeForm, LoginForm, ProfileForm, SignupForm
 from accounts.middleware import TWO_FACTOR_DONE
 from accounts.models import User
@@ -67,6 +67,7 @@ def _register(request: HttpRequest, form: SignupForm) -> User | None:
         display_name=data["display_name"],
         reason=data.get("reason", ""),
         invite=form.invite,
+        time_zone=data.get("time_zone", ""),
     )
     try:
         # A savepoint: losing a race (the username, the invite's last use)
@@ -153,12 +154,21 @@ def login_code(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def edit_profile(request: HttpRequest) -> HttpResponse:
     user = request.user
-    initial = {"display_name": user.display_name, "bio": user.bio}
-    form = ProfileForm(request.POST) if request.method == "POST" else ProfileForm(initial=initial)
+    initial = {"display_name": user.display_name, "bio": user.bio, "time_zone": user.time_zone}
+    if request.method == "POST":
+        form = ProfileForm(request.POST, request.FILES)
+    else:
+        form = ProfileForm(initial=initial)
     if form.is_bound and form.is_valid():
+        data = form.cleaned_data
         services.update_profile(
-            user=user, display_name=form.cleaned_data["display_name"], bio=form.cleaned_data["bio"]
+            user=user,
+            display_name=data["display_name"],
+            bio=data["bio"],
+            time_zone=data["time_zone"],
         )
+        if data["avatar"] is not None or data["remove_avatar"]:
+            avatar_upload.replace(user=user, picture=data["avatar"])
         messages.success(request, "Profile saved.")
         return redirect("posts:profile", username=user.username)
     status = 400 if form.errors else 200

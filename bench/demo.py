@@ -11,9 +11,11 @@ invariants the services keep:
 - post ids come from ``posts.ids.next_post_id``, so they carry their author's
   prefix and strictly increase per author; timeline keys are derived from them.
 
-It sends no signals: nothing is fanned out. Inboxes start empty and the
-timeline engine builds them by pull when a reader shows up, as it does for any
-reader back from a long absence.
+The bulk rows send no signals: nothing is fanned out. Inboxes start empty and
+the timeline engine builds them by pull when a reader shows up, as it does for
+any reader back from a long absence. Then ``bench.demo_life`` adds a fixed
+amount of activity through the services (likes, replies, reposts, follows,
+notifications for ``demo``, the moderator ``mod`` and a few reports).
 
 Every generated account has the demo password: one hash, computed once.
 """
@@ -23,7 +25,7 @@ import random
 import time
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.contrib.auth.hashers import make_password
@@ -32,8 +34,9 @@ from django.utils import timezone
 
 from accounts import claims
 from accounts.models import User
+from bench import demo_life, phrases
 from bench.bulk import BULK_BATCH, Progress, chunks, no_progress, write_rows
-from bench.words import ENGLISH_WORDS, FIRST_NAMES, LAST_NAMES
+from bench.words import FIRST_NAMES, LAST_NAMES
 from posts import ids
 from posts.models import Post
 from relations.models import Followee, Follower
@@ -79,6 +82,9 @@ class WorldReport:
     writer: str = ""
     username: str = DEMO_USERNAME
     password: str = DEMO_PASSWORD
+    life: demo_life.Life = field(default_factory=demo_life.Life)
+    moderator: str = demo_life.MOD_USERNAME
+    moderator_password: str = demo_life.MOD_PASSWORD
 
 
 def demo_user_exists() -> bool:
@@ -118,6 +124,7 @@ def build_world(
         user_ids = _insert_users(rng, users, graph, post_counts, now, progress)
         _insert_follows(rng, graph, user_ids, now, progress)
         total_posts = _insert_posts(rng, user_ids, post_counts, now, progress)
+        life = demo_life.bring_to_life(rng=rng, demo_id=user_ids[0], user_ids=user_ids)
     return WorldReport(
         created=True,
         users=users,
@@ -127,6 +134,7 @@ def build_world(
         demo_followers=graph.followers_count[0],
         seconds=time.monotonic() - started,
         writer="COPY" if connection.vendor == "postgresql" else "bulk_create",
+        life=life,
     )
 
 
@@ -313,7 +321,7 @@ def _insert_posts(
                 last_id = ids.next_post_id(
                     author_id=author_id, now=ids.moment_of(ms), last_post_id=last_id
                 )
-                text = " ".join(rng.choices(ENGLISH_WORDS, k=rng.randint(4, 16))).capitalize() + "."
+                text = phrases.post_text(rng)
                 yield last_id, ids.post_id_to_timeline_key(last_id), author_id, text
 
     write_rows(Post, ("id", "timeline_key", "author", "text"), rows(), total, "posts", progress)

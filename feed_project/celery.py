@@ -55,6 +55,11 @@ def forget_broker_failures() -> None:
 
 app = Celery("feed_project", task_cls=FailFastTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
+if not app.conf.broker_url:
+    # No broker (the embedded default: tasks run eagerly). Celery still takes a
+    # producer for each task, and kombu's default, amqp with no host, logs "No
+    # hostname was supplied" every time; the in-memory transport has nothing to warn.
+    app.conf.broker_url = "memory://localhost/"
 app.autodiscover_tasks()
 
 

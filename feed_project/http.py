@@ -29,3 +29,14 @@ def redirect_back(request: HttpRequest, fallback: str) -> HttpResponseRedirect:
     of a view, and a name it cannot reverse is a 500.
     """
     return HttpResponseRedirect(safe_next(request) or fallback)
+
+
+FRAGMENT_HEADER = "X-Fragment"
+
+
+def wants_fragment(request: HttpRequest) -> bool:
+    """Whether static/js/site.js sent this form in place and wants a fragment back.
+
+    Without the header (no JavaScript) the same view redirects as before.
+    """
+    return request.headers.get(FRAGMENT_HEADER) == "1"

@@ -67,6 +67,9 @@ class PostAdmin(PostModerationActions, admin.ModelAdmin):
     # "=" makes the username an exact, indexed match; the text is a scan.
     search_fields = ("text", "=author__username")
     list_select_related = ("author",)
+    # Newest first across authors (ids sort by author first); served by the
+    # timeline key's unique index.
+    ordering = ("-timeline_key",)
     # COUNT(*) over the posts table on every changelist page is too slow.
     show_full_result_count = False
     raw_id_fields = ("author",)

@@ -32,32 +32,20 @@ from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.core.files.uploadedfile import UploadedFile
 from django.utils import timezone
 from django.utils.text import Truncator
-from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
 
 from accounts.models import User
+from feed_project.images import FORMATS, MAX_BYTES, Refused
+from feed_project.images import frames as _frames
+from feed_project.images import megabytes as _megabytes
 from posts import ids
 from posts.models import MAX_ALT_TEXT_LENGTH, Post, PostMedia
 
 MAX_IMAGES = 4
-MAX_BYTES = 10 * 1024 * 1024
-MAX_PIXELS = 40_000_000
-# Past this many frames an animation costs more to re-encode than it is worth.
-MAX_FRAMES = 500
 THUMBNAIL_SIZE = (640, 640)
-# Pillow format -> (content type, file extension).
-FORMATS = {
-    "JPEG": ("image/jpeg", "jpg"),
-    "PNG": ("image/png", "png"),
-    "WEBP": ("image/webp", "webp"),
-    "GIF": ("image/gif", "gif"),
-}
 # What pixels need of the source's info (animation timing, transparency);
 # everything else (exif, xmp, icc_profile, comment, dpi, text chunks) is dropped.
 _KEPT_INFO = ("duration", "loop", "transparency", "background", "disposal")
-
-
-class Refused(ValueError):
-    """An upload this site does not take; the message says why, for the form."""
 
 
 @dataclass(frozen=True)
@@ -73,34 +61,6 @@ class Prepared:
     thumbnail_width: int
     thumbnail_height: int
     alt_text: str
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MB"
-
-
-def _frames(image: Image.Image, label: str) -> list[Image.Image]:
-    """Every frame, decoded, each checked against the limits before it is decoded."""
-    width, height = image.size
-    if width * height > MAX_PIXELS:
-        raise Refused(
-            f"{label} is {width} x {height} pixels: an image is at most "
-            f"{MAX_PIXELS // 1_000_000} megapixels."
-        )
-    if not getattr(image, "is_animated", False):
-        image.load()
-        return [ImageOps.exif_transpose(image)]
-    frames = []
-    for n, frame in enumerate(ImageSequence.Iterator(image), start=1):
-        if n > MAX_FRAMES:
-            raise Refused(f"{label} has more than {MAX_FRAMES} frames: at most {MAX_FRAMES}.")
-        if n * width * height > MAX_PIXELS:
-            raise Refused(
-                f"{label} is an animation of more than {n - 1} frames of {width} x {height}: "
-                f"at most {MAX_PIXELS // 1_000_000} megapixels in all."
-            )
-        frames.append(frame.copy())
-    return frames
 
 
 def _encode(frames: list[Image.Image], fmt: str, kept: dict) -> bytes:

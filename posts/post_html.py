@@ -23,6 +23,7 @@ from django.utils.dates import MONTHS_3
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from accounts import avatars
 from accounts.models import User
 from posts import links, quotes
 from posts.models import Post, PostMedia
@@ -45,6 +46,9 @@ class Urls:
         self._actions = {action: split(f"posts:{action}") for action in _ACTIONS}
         self._pages = {page: split(f"posts:{page}") for page in ("edit", "history")}
         self._tag = split("posts:tag")
+        self._relations = {action: split(f"relations:{action}") for action in ("mute", "block")}
+        self._avatar = split("accounts:avatar")
+        self._uploaded_avatar = avatars.uploaded_prefix()
 
     def profile(self, username: str) -> str:
         # Usernames are letters, digits and "_": nothing to quote (accounts.converters).
@@ -61,6 +65,17 @@ class Urls:
     def tag(self, tag: str) -> str:
         """``/tags/<tag>/`` of a normalized tag (URL-encoded)."""
         return self._tag[0] + tag_path(tag) + self._tag[1]
+
+    def relation(self, username: str, action: str) -> str:
+        """``/@<username>/mute/`` or ``/@<username>/block/``."""
+        before, after = self._relations[action]
+        return before + username + after
+
+    def avatar(self, user: User) -> str:
+        """The person's picture: the one they uploaded, else their generated one."""
+        if user.avatar:
+            return self._uploaded_avatar + user.avatar
+        return self._avatar[0] + user.username + self._avatar[1]
 
     def action(self, post_id: str, action: str) -> str:
         before, after = self._actions[action]
@@ -124,6 +139,20 @@ def text_html(text: str, url: Urls, mentioned: Collection[str] | None = None) ->
     return mark_safe(linked.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>"))
 
 
+def time_ago(moment: datetime, now: datetime) -> str:
+    """How long ago: "now", "5m", "3h", then the local day ("20 Nov", a year back "20 Nov 2025")."""
+    seconds = (now - moment).total_seconds()
+    if seconds < 60:
+        return "now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h"
+    local = timezone.localtime(moment)
+    day = f"{local.day} {MONTHS_3[local.month].title()}"
+    return day if local.year == timezone.localtime(now).year else f"{day} {local.year}"
+
+
 def display_time(moment: datetime) -> str:
     """``moment|date:"j M Y, H:i"`` in the current time zone, without the filter's overhead."""
     local = timezone.localtime(moment)
@@ -153,11 +182,14 @@ def render_post(
     reposted_by: Sequence[User] = (),
     media: Sequence[PostMedia] = (),
     full_media: bool = False,
+    replying_to: str | None = None,
 ) -> SafeString:
     """One ``<article data-post-id>``: the post, who reposted it, the viewer's actions.
 
     ``media``: its images (``posts.media.media_by_post``), as thumbnails, or
     at their own size with ``full_media`` (the detail page's post).
+    ``replying_to``: the username of the post a reply answers
+    (``posts.selectors.reply_names``), or None for "an earlier post".
     """
     url = urls()
     created = timezone.localtime(post.created_at)
@@ -169,6 +201,8 @@ def render_post(
         text=text_html(post.text, url, post.mentions.split()),
         created=created,
         created_text=display_time(created),
+        created_ago=time_ago(post.created_at, timezone.now()),
+        replying_to=replying_to,
         edited=edited,
         edited_text=display_time(edited) if edited else "",
         quoted=quoted,

@@ -94,7 +94,21 @@ def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> di
         "liked_ids": liked_post_ids(user, post_ids),
         "reposted_ids": reposted_post_ids(user, post_ids),
         "post_media": media_by_post(posts),
+        "reply_names": reply_names(posts),
     }
+
+
+def reply_names(posts: Iterable[Post]) -> dict[int, str]:
+    """Usernames by user id of the authors on the page, for "replying to @name".
+
+    No query: a reply's parent carries its author's id, and in a thread (the
+    detail page: ancestors, the post, its replies) every parent's author is on
+    the page. Elsewhere a reply whose parent's author is not shows "replying to
+    an earlier post", since a query for the rest would make a page's query
+    count depend on what its posts hold.
+    """
+    author = Post._meta.get_field("author")
+    return {post.author_id: post.author.username for post in posts if author.is_cached(post)}
 
 
 @dataclass

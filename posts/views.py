@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.decorators import verified_email_required
-from feed_project.http import safe_next
+from feed_project.http import safe_next, wants_fragment
 from feed_project.pagination import Cursor
 from feed_project.ratelimits import ratelimit, retry_after, too_many_requests
 from posts import ids, selectors, services
@@ -40,7 +40,24 @@ def _post_for_action(request: HttpRequest, post_id: str) -> Post:
     return post
 
 
+def _post_fragment(
+    request: HttpRequest, post: Post, *, parent: Post | None = None, status: int = 200
+) -> HttpResponse:
+    """The post's ``<article>`` as the viewer now sees it, and any messages
+    (static/js/site.js swaps in its action row): four queries, no page.
+    ``parent``: the post a new reply answers, for its "replying to @name"."""
+    context = {
+        "post": post,
+        "next_path": safe_next(request) or "",
+        **selectors.viewer_marks(request.user, [post, *([parent] if parent else [])]),
+    }
+    return render(request, "posts/_post_fragment.html", context, status=status)
+
+
 def _back_to(request: HttpRequest, post: Post) -> HttpResponse:
+    if wants_fragment(request):
+        # Read again: the action changed its counters in the database (F() updates).
+        return _post_fragment(request, selectors.get_visible_post(post.pk) or post)
     # HttpResponseRedirect, not redirect(): a ``next`` like "home" is a path
     # to go back to, never the name of a view.
     return HttpResponseRedirect(safe_next(request) or reverse("posts:detail", args=[post.pk]))
@@ -79,7 +96,7 @@ def new_post(request: HttpRequest) -> HttpResponse:
     quoted = _quoted_post(form, viewer_id=request.user.pk)
     if form.errors:  # a quote of a post you may not see: a form error, nothing written
         return render(request, "posts/compose.html", {"form": form}, status=400)
-    services.create_post(
+    created = services.create_post(
         author=request.user,
         text=form.cleaned_data["text"],
         in_reply_to=parent,
@@ -87,6 +104,8 @@ def new_post(request: HttpRequest) -> HttpResponse:
         spoiler_text=form.cleaned_data["spoiler_text"],
         media=form.cleaned_data["media"],
     )
+    if wants_fragment(request):  # the new post, for the page to put at the top of its list
+        return _post_fragment(request, created, parent=parent, status=201)
     if parent is not None:
         return redirect("posts:detail", post_id=parent.pk)
     return redirect("timelines:home")

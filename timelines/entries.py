@@ -40,8 +40,8 @@ class FeedItem:
 # Every subquery is a probe of an index led by the reader or by the original
 # (post_reposts_idx).
 _ENTRIES_SQL = """
-SELECT {post_columns}, a.username, a.display_name,
-  {original_columns}, oa.username, oa.display_name
+SELECT {post_columns}, a.username, a.display_name, a.avatar,
+  {original_columns}, oa.username, oa.display_name, oa.avatar
 FROM {post} p
 JOIN {user} a ON a.id = p.author_id
 LEFT JOIN {post} o ON o.id = p.repost_of_id
@@ -61,7 +61,8 @@ _POST_COLUMNS = [field.column for field in Post._meta.concrete_fields]
 _AUTHOR_AT = _POST_FIELDS.index("author_id")
 # What feeds show of an author; anything else would load on first use (the page
 # query-count tests would see it).
-_AUTHOR_FIELDS = ["id", "username", "display_name"]
+# (_ENTRIES_SQL selects the same columns after the post's and the original's.)
+_AUTHOR_FIELDS = ["id", "username", "display_name", "avatar"]
 
 
 @cache
@@ -115,11 +116,14 @@ def _shown_entries(
     with connection.cursor() as db:
         db.execute(sql, params)
         for row in db.fetchall():
-            post = _post_of(row[:width], row[_AUTHOR_AT], row[width : width + 2])
-            original_row = row[width + 2 : 2 * width + 2]
+            shown = len(_AUTHOR_FIELDS) - 1  # the author's columns after the post's
+            post = _post_of(row[:width], row[_AUTHOR_AT], row[width : width + shown])
+            original_row = row[width + shown : 2 * width + shown]
             if post.repost_of_id:
                 post.repost_of = _post_of(
-                    original_row, original_row[_AUTHOR_AT], row[2 * width + 2 : 2 * width + 4]
+                    original_row,
+                    original_row[_AUTHOR_AT],
+                    row[2 * width + shown : 2 * width + 2 * shown],
                 )
             entries.append(post)
     return entries

@@ -8,7 +8,7 @@ from feed_project.pagination import Cursor
 from posts import ids
 from posts.forms import PostForm
 from posts.selectors import viewer_marks
-from posts.tags import trending
+from posts.tags import tag_page, trending
 from timelines.feed import home_feed, new_entries_count
 
 
@@ -16,7 +16,7 @@ from timelines.feed import home_feed, new_entries_count
 def home(request: HttpRequest) -> HttpResponse:
     """The reader's home feed, or a welcome page for visitors."""
     if not request.user.is_authenticated:
-        return render(request, "timelines/welcome.html")
+        return _welcome(request)
     cursor = Cursor.from_request(request, ids.is_timeline_key)
     page = home_feed(reader=request.user, cursor=cursor)
     context = {
@@ -29,6 +29,22 @@ def home(request: HttpRequest) -> HttpResponse:
         **viewer_marks(request.user, [item.post for item in page.items]),
     }
     return render(request, "timelines/home.html", context)
+
+
+PREVIEW_POSTS = 8
+
+
+def _welcome(request: HttpRequest) -> HttpResponse:
+    """Sign-up, and what people write: the trending tags (a table a task writes) and
+    the newest posts of the first of them (the tag page's one query)."""
+    tags = trending()
+    preview = (
+        tag_page(tag=tags[0].tag, viewer_id=None, cursor=Cursor(), limit=PREVIEW_POSTS).items
+        if tags
+        else []
+    )
+    context = {"trending": tags, "preview": preview, **viewer_marks(request.user, preview)}
+    return render(request, "timelines/welcome.html", context)
 
 
 @require_safe

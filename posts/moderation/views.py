@@ -20,14 +20,23 @@ THANKS = "Thanks, a moderator will look at it."
 
 
 class ReportForm(forms.Form):
+    # What kind of problem (the menu on every post); moderators read it first in the queue.
+    category = forms.ChoiceField(
+        choices=[("spam", "spam"), ("abuse", "abuse"), ("illegal", "illegal"), ("other", "other")],
+        required=False,
+    )
     reason = forms.CharField(max_length=500, required=False)
 
 
 def _reason(request: HttpRequest) -> str:
+    """The Report's reason as the moderators' queue shows it: "spam: the text typed"."""
     form = ReportForm(request.POST)
     if not form.is_valid():
-        raise BadRequest("A report's reason is at most 500 characters of text.")
-    return form.cleaned_data["reason"]
+        raise BadRequest("A report's reason is a category and at most 500 characters of text.")
+    category, reason = form.cleaned_data["category"], form.cleaned_data["reason"]
+    if not category:
+        return reason
+    return (f"{category}: {reason}" if reason else category)[:500]  # Report.reason's length
 
 
 @require_POST

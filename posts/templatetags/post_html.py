@@ -6,7 +6,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from accounts.models import User
-from posts import post_html
+from posts import ids, post_html
 from posts.models import Post
 
 register = template.Library()
@@ -28,7 +28,9 @@ def _viewer(context: template.Context) -> post_html.Viewer:
                 liked_ids=context.get("liked_ids") or (),
                 reposted_ids=context.get("reposted_ids") or (),
                 csrf_token=str(context.get("csrf_token", "")),
-                next_path=request.get_full_path() if request is not None else "",
+                # A fragment's forms come back to the page that asked for it.
+                next_path=context.get("next_path")
+                or (request.get_full_path() if request is not None else ""),
             )
         context.render_context[_VIEWER] = found
     return found
@@ -43,10 +45,16 @@ def post_article(
 ) -> SafeString:
     # post_media: the page's images by post id (posts.selectors.viewer_marks).
     media = (context.get("post_media") or {}).get(post.pk, ())
+    # reply_names: whom the page's replies answer (posts.selectors.viewer_marks).
+    parent = post.in_reply_to_id
+    replying_to = (
+        (context.get("reply_names") or {}).get(ids.author_of_post_id(parent)) if parent else None
+    )
     return post_html.render_post(
         post,
         viewer=_viewer(context),
         reposted_by=reposted_by or (),
         media=media,
         full_media=full_media,
+        replying_to=replying_to,
     )

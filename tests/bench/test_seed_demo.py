@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from accounts.models import User, username_validator
-from bench import demo
+from bench import demo, demo_life
 from posts import ids
 from posts.models import Post
 from relations.models import Followee, Follower
@@ -55,8 +55,10 @@ def test_seed_demo_builds_a_consistent_world_with_a_working_demo_login(
 ):
     with django_capture_on_commit_callbacks() as callbacks:
         output = seed("--users", "60", "--posts-per-user", "5")
-    assert callbacks == []  # no fan-out: the timeline engine rebuilds inboxes by pull
-    assert User.objects.count() == 60
+    # The bulk world fans nothing out (inboxes are rebuilt by pull); only the fixed
+    # amount of activity of bench.demo_life goes through the services.
+    assert 0 < len(callbacks) < 1000
+    assert User.objects.exclude(username=demo_life.MOD_USERNAME).count() == 60
     assert_world_is_consistent()
 
     username, password = printed(output, "Log in as"), printed(output, "Password")

@@ -25,6 +25,7 @@ def test_quote_edit_history_and_tag_pages(visitors, screenshots, width):  # noqa
     sign_up(reader, "robin", "Robin Reader")
     reader.go("/@wren/")
     reader.submit("form[action$='/follow/']")
+    reader.page.locator("form[action$='/unfollow/']").wait_for()  # in place
     post_id = write_post(writer, "Frsh #Bread at https://example.com/bakery/today-only 面包")
 
     # The link and the tag are links; the tag page lists the post.
@@ -49,6 +50,7 @@ def test_quote_edit_history_and_tag_pages(visitors, screenshots, width):  # noqa
 
     # The writer fixes the typo: the quote shows the new text, the post says "edited".
     writer.go(f"/posts/{post_id}/")
+    article(writer, post_id).locator("details.post-more > summary").click()  # the "more" menu
     article(writer, post_id).locator("a.post-edit").click()
     writer.page.wait_for_load_state()
     writer.page.fill(
@@ -70,6 +72,8 @@ def test_quote_edit_history_and_tag_pages(visitors, screenshots, width):  # noqa
 
     # Deleted, the quoted post is "post unavailable" inside the quote.
     writer.go(f"/posts/{post_id}/")
+    article(writer, post_id).locator("details.post-more > summary").click()
+    article(writer, post_id).locator("details.confirm > summary").click()  # asks first
     article(writer, post_id).locator("form[action$='/delete/'] button").click()
     writer.page.wait_for_load_state()
     reader.go("/")

@@ -71,11 +71,12 @@ def test_a_post_with_two_images_reaches_a_follower_and_a_warning_opens(visitors)
         == f"{500 - (len('Down at the lake this morning ') + 23)} characters left"
     )
     writer.submit("form.compose")
+    page.locator("#feed article .post-media img").first.wait_for()  # in place, with its images
     post = Post.objects.get(author__username="wren")
     assert PostMedia.objects.filter(post=post).count() == 2
 
     reader.go("/")
-    images = article(reader, post.pk).locator("img")
+    images = article(reader, post.pk).locator(".post-media img")
     assert images.count() == 2
     assert images.nth(0).get_attribute("alt") == "A grey heron standing in shallow water"
     assert images.nth(1).get_attribute("alt") == "Reeds bending in the wind"

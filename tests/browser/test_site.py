@@ -20,7 +20,7 @@ from django.contrib.auth.models import Permission
 from django.test import override_settings
 
 from accounts.models import User
-from posts.models import Post
+from posts.models import Post, Report
 from posts.services import create_post
 from relations.services import follow
 
@@ -104,8 +104,11 @@ def write_post(visitor: Visitor, text: str) -> str:
     """Post from the home page's compose box; the new post's id."""
     visitor.go("/")
     visitor.page.fill("form.compose textarea[name=text]", text)
+    count = visitor.page.locator("#feed article").count()
     visitor.submit("form.compose")
-    assert visitor.page.url.endswith("/")  # the redirect lands on the home page
+    # In place (static/js/site.js): the new post goes to the top of the feed, no page load.
+    visitor.page.locator(f"#feed article >> nth={count}").wait_for()
+    assert visitor.page.url.endswith("/")
     return Post.objects.filter(text=text.replace("\r\n", "\n")).get().pk
 
 
@@ -120,8 +123,8 @@ def test_sign_up_follow_post_and_read_it_in_the_followers_feed(visitors):
 
     reader.go("/@wren/")
     reader.submit("form[action$='/follow/']")
-    assert reader.page.locator("form[action$='/unfollow/']").is_visible()
-    assert "You now follow @wren" in reader.page.inner_text(".messages")
+    reader.page.locator("form[action$='/unfollow/']").wait_for()  # in place
+    assert "You now follow @wren" in reader.page.inner_text("#live-status")
 
     post_id = write_post(writer, "Hello from a real browser, 你好，微博")
     reader.go("/")
@@ -173,6 +176,7 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
     sign_up(reader, "robin", "Robin Reader")
     reader.go("/@wren/")
     reader.submit("form[action$='/follow/']")
+    reader.page.locator("form[action$='/unfollow/']").wait_for()  # in place
     post_id = write_post(writer, "Sparrows at the feeder this morning")
 
     # Reply, from the form on the post's page.
@@ -181,7 +185,7 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
     assert reply_form.count() == 1
     reply_form.locator("textarea[name=text]").fill("Lucky you! Mine only get pigeons.")
     reply_form.locator("button[type=submit]").click()
-    reader.page.wait_for_load_state()
+    reader.page.locator("#replies article", has_text="Lucky you!").wait_for()  # in place
     reply = Post.objects.get(text="Lucky you! Mine only get pigeons.")
     assert reply.in_reply_to_id == post_id
     reader.go(f"/posts/{post_id}/")
@@ -192,8 +196,8 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
         reader.go("/")
         button = article(reader, post_id).locator(f"form[action$='/{action}/'] button")
         assert button.count() == 1, action
-        button.click()
-        reader.page.wait_for_load_state()
+        button.click()  # in place (static/js/site.js): wait for the button to turn
+        article(reader, post_id).locator(f"form[action$='/{undo}/']").wait_for()
         reader.go(f"/posts/{post_id}/")
         assert article(reader, post_id).locator(f"form[action$='/{undo}/']").count() == 1
     reader.go("/@robin/")
@@ -208,11 +212,17 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
     assert "/search/?q=sparrows" in reader.page.url
     assert article(reader, post_id).is_visible()
 
-    # Report, from the button on the post.
+    # Report, from the post's "more" menu, with a reason.
     reader.go(f"/posts/{post_id}/")
-    article(reader, post_id).locator("form[action$='/report/'] button").click()
+    menu = article(reader, post_id).locator("details.post-more")
+    menu.locator("summary").first.click()
+    menu.locator("details.confirm", has_text="Report").locator("summary").click()
+    menu.locator("form[action$='/report/'] select[name=category]").select_option("spam")
+    menu.locator("form[action$='/report/'] textarea[name=reason]").fill("Selling pills")
+    menu.locator("form[action$='/report/'] button").click()
     reader.page.wait_for_load_state()
     assert "Thanks" in reader.page.inner_text("main")
+    assert Report.objects.get(post_id=post_id).reason == "spam: Selling pills"
 
     # A moderator hides it from the admin's post list.
     moderator = User.objects.create_user(username="mod", password=PASSWORD, is_staff=True)

@@ -23,7 +23,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from accounts import twofactor
+from accounts import avatar_upload, twofactor
 from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User
 from posts import media
 from posts.models import Like, Post, Report
@@ -105,6 +105,8 @@ READ_ONLY = {
     "posts/<>/history/",
     "tags/",
     "tags/<>/",
+    "accounts/avatar/<>.svg",
+    "accounts/avatars/<>/<>.webp",
 }
 # Read-only links for their owner only: GET signed in (anything else is a 404
 # or a redirect to log in), POST a 405 (tests/accounts/test_exports.py).
@@ -155,6 +157,10 @@ def world(db):
     """alice acts; bob is the other person; each has a post."""
     alice = UserFactory(username="alice")
     bob = UserFactory(username="bob")
+    # bob's picture, for the route of uploaded pictures.
+    avatar_upload.replace(
+        user=bob, picture=avatar_upload.prepare(images.upload("b.png", images.image_bytes("PNG")))
+    )
     return {
         "alice": alice,
         "bob": bob,
@@ -169,6 +175,8 @@ def world(db):
 
 def _url(route: str, world: dict) -> str:
     # Alice deletes and edits her own post; she acts on Bob's.
+    if route == "accounts/avatars/<>/<>.webp":
+        return f"/accounts/{world['bob'].avatar}"
     post = world["alice_post"] if route.endswith(("delete/", "edit/")) else world["bob_post"]
     if route.startswith("posts/"):  # the post, then the image's position (media routes)
         return "/" + route.replace("<>", post.pk, 1).replace("<>", "0")

@@ -42,7 +42,7 @@ def test_liking_from_a_page_likes_the_post_and_goes_back_there(alice_client, ali
     assert like_count(carol_post) == 1
     detail = alice_client.get(f"/posts/{carol_post.pk}/")
     assert liked_ids_in(detail) == [carol_post.pk]
-    assert 'Liked <span class="count">1</span>' in detail.content.decode()
+    assert 'Liked</span> <span class="count">1</span>' in detail.content.decode()
 
 
 def test_liking_twice_is_one_like(alice_client, alice, carol_post):
@@ -158,7 +158,7 @@ def test_visitors_see_like_counts_but_no_buttons(client, alice, carol_post):
     content = client.get(f"/posts/{carol_post.pk}/").content.decode()
 
     assert "/like/" not in content
-    assert 'Likes <span class="count">1</span>' in content
+    assert 'Likes</span> <span class="count">1</span>' in content
 
 
 @pytest.mark.django_db(transaction=True)

@@ -65,7 +65,7 @@ def test_a_signed_in_reader_gets_forms_with_csrf_and_the_path_to_come_back_to(
     assert f'value="/@alice/?before={"Z" * 16}"' in article
     assert f'action="/posts/{own.pk}/delete/"' in article
     assert f'action="/posts/{own.pk}/report/"' not in article
-    assert 'Like <span class="count">1</span>' in article
+    assert 'Like</span> <span class="count">1</span>' in article
     assert mine.pk not in html  # bob's post is on bob's profile, not alice's
 
 
@@ -88,5 +88,5 @@ def test_a_visitor_sees_counts_and_no_forms(client, carol):
     html = client.get(f"/posts/{post.pk}/").content.decode()
     assert f'data-post-id="{post.pk}"' in html
     assert "&lt;script&gt;x&lt;/script&gt;" in html
-    assert 'Likes <span class="count">0</span>' in html
+    assert 'Likes</span> <span class="count">0</span>' in html
     assert f"/posts/{post.pk}/like/" not in html

@@ -128,7 +128,7 @@ def test_detail_shows_the_post_to_anyone(client, alice_post):
     content = response.content.decode()
     assert "Hello from Alice" in content
     assert 'href="/@alice/"' in content
-    assert f'<time datetime="{alice_post.created_at.isoformat()}">' in content
+    assert f'<time datetime="{alice_post.created_at.isoformat()}" title=' in content
     assert "/delete/" not in content
 
 

@@ -60,7 +60,7 @@ def test_home_shows_a_compose_box_and_posts_by_you_and_people_you_follow(
     content = response.content.decode()
     assert (
         '<form class="compose" method="post" action="/posts/new/" '
-        'enctype="multipart/form-data" data-compose>'
+        'enctype="multipart/form-data" data-compose data-inplace data-inplace-into="#feed">'
     ) in content
     assert 'name="text"' in content
     assert post_ids(response) == [by_bob, by_alice]

@@ -79,7 +79,9 @@ class Command(BaseCommand):
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Demo world: {report.users:,} users, {report.follows:,} follows, "
-                    f"{report.posts:,} posts in {report.seconds:.1f} s ({report.writer})."
+                    f"{report.posts:,} posts in {report.seconds:.1f} s ({report.writer}); "
+                    f"{report.life.likes:,} likes, {report.life.replies} replies, "
+                    f"{report.life.reposts} reposts, {report.life.reports} reports."
                 )
             )
         else:
@@ -89,6 +91,9 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"Log in as: {report.username}")
         self.stdout.write(f"Password:  {report.password}")
+        self.stdout.write(
+            f"Moderator: {report.moderator} / {report.moderator_password} (at /admin/)"
+        )
         if report.created:
             self.stdout.write(
                 f"{report.username} follows {report.demo_following} accounts and has "
