@@ -30,7 +30,7 @@ from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
 from posts.models import Post
 from posts.tags import HASHTAG, hashtags, tag_page, tagged_post_ids
-from posts.visibility import visible_to
+from posts.visibility import listed, visible_to
 
 MAX_QUERY_LENGTH = 200
 PEOPLE_SHOWN = 5
@@ -94,7 +94,7 @@ def matching_posts(query: str) -> QuerySet[Post]:
     A ``#tag`` in the query asks for posts carrying that tag (the tag index,
     posts/tags.py); the other words are matched as text.
     """
-    posts = Post.objects.visible().filter(repost_of__isnull=True)
+    posts = Post.objects.visible().filter(listed(), repost_of__isnull=True)
     wanted_tags = hashtags(query)
     if wanted_tags:
         for tag in wanted_tags:

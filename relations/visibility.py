@@ -166,5 +166,16 @@ def is_blocked_either_way(a_id: int, b_id: int) -> bool:
     ).exists()
 
 
+def followed_among(viewer_id: int, user_ids: Collection[int]) -> set[int]:
+    """Which of ``user_ids`` the viewer follows: one range of the viewer's Followee rows."""
+    rows = Followee.objects.filter(user_id=viewer_id, followee_id__in=user_ids)
+    return set(rows.values_list("followee_id", flat=True))
+
+
+def follows(viewer_id: int, user_id: int) -> bool:
+    """Whether the viewer follows the user: one primary-key probe on the viewer's shard."""
+    return Followee.objects.filter(user_id=viewer_id, followee_id=user_id).exists()
+
+
 def is_muted(viewer_id: int, user_id: int) -> bool:
     return Mute.objects.filter(user_id=viewer_id, muted_id=user_id).exists()

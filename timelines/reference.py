@@ -76,7 +76,8 @@ def reference_item(*, reader_id: int, key: str) -> tuple[str, str, str | None]:
     quoted = None
     if shown.quote_of_id:
         seen = visibility.visible_to(
-            Post.objects.visible().filter(pk=shown.quote_of_id), reader_id
+            Post.objects.visible().filter(pk=shown.quote_of_id, visibility__in=visibility.OPEN),
+            reader_id,
         ).exists()
         quoted = shown.quote_of_id if seen else UNAVAILABLE
     return shown.pk, shown.text, quoted

@@ -101,6 +101,7 @@ READ_ONLY = {
     "posts/<>/history/",
     "tags/",
     "tags/<>/",
+    "public/",
 }
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
 

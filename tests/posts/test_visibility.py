@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from posts import ids, visibility
-from posts.models import Post
+from posts.models import Post, Visibility
 from relations import visibility as relations_visibility
 from relations.models import Block, Followee, Mute
 from tests.factories import UserFactory
@@ -18,10 +18,16 @@ PEOPLE = 3
 pairs = st.sets(
     st.tuples(st.integers(0, PEOPLE - 1), st.integers(0, PEOPLE - 1)).filter(lambda p: p[0] != p[1])
 )
-# A post: its author, the earlier post it reposts (if any), deleted, hidden.
+# A post: its author, the earlier post it reposts (if any), deleted, hidden, its
+# level, and whom a direct post addresses.
 posts = st.lists(
     st.tuples(
-        st.integers(0, PEOPLE - 1), st.none() | st.integers(0, 10), st.booleans(), st.booleans()
+        st.integers(0, PEOPLE - 1),
+        st.none() | st.integers(0, 10),
+        st.booleans(),
+        st.booleans(),
+        st.sampled_from(Visibility.values),
+        st.sets(st.integers(0, PEOPLE - 1)),
     ),
     max_size=8,
 )
@@ -62,7 +68,7 @@ def test_the_feed_rule_picks_the_same_posts_in_every_dialect(
     now = timezone.now()
     originals: list[str] = []
     live_reposts: set[tuple[int, str]] = set()  # one live repost per author and original
-    for n, (author, repost_of, deleted, hidden) in enumerate(drawn):
+    for n, (author, repost_of, deleted, hidden, level, addressed) in enumerate(drawn):
         post_id = ids.make_post_id(ids.KeyParts(time=n, author=people[author], seq=0))
         original = originals[repost_of % len(originals)] if originals and repost_of else None
         if original is not None and not deleted:
@@ -77,6 +83,10 @@ def test_the_feed_rule_picks_the_same_posts_in_every_dialect(
             repost_of_id=original,
             deleted_at=now if deleted else None,
             hidden_at=now if hidden else None,
+            visibility=level,
+            recipients=visibility.recipients_field(
+                people[p] for p in addressed if p != author and level == Visibility.DIRECT
+            ),
         )
         if original is None:
             originals.append(post_id)
@@ -107,3 +117,59 @@ def test_the_feed_rule_picks_the_same_posts_in_every_dialect(
     assert shown_reposts == {
         post.pk for post in everyone if visibility.is_shown_repost(standing, post)
     }
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    drawn=posts,
+    follows=pairs,
+    viewer=st.none() | st.integers(0, PEOPLE - 1),
+)
+def test_the_level_rule_picks_the_same_posts_in_every_dialect(people, drawn, follows, viewer):
+    """Who may read a post by its level (profile, thread, notifications, detail): the ORM's
+    ``readable_by``, the Python ``level_allows`` and ``readable_among``, and the plain rule."""
+    for model in (Post, Followee):
+        model.objects.all().delete()
+    now = timezone.now()
+    for n, (author, _, _, _, level, addressed) in enumerate(drawn):
+        post_id = ids.make_post_id(ids.KeyParts(time=n, author=people[author], seq=0))
+        Post.objects.create(
+            id=post_id,
+            timeline_key=ids.post_id_to_timeline_key(post_id),
+            author_id=people[author],
+            visibility=level,
+            recipients=visibility.recipients_field(
+                people[p] for p in addressed if p != author and level == Visibility.DIRECT
+            ),
+        )
+    Followee.objects.bulk_create(
+        Followee(user_id=people[a], followee_id=people[b], created_at=now) for a, b in follows
+    )
+    me = None if viewer is None else people[viewer]
+    followed = {people[b] for a, b in follows if me == people[a]}
+
+    def plainly(post: Post) -> bool:
+        if post.visibility in ("public", "unlisted"):
+            return True
+        if me is None:
+            return False
+        if post.visibility == "followers":
+            return me == post.author_id or post.author_id in followed
+        return me == post.author_id or me in post.recipient_ids
+
+    everyone = list(Post.objects.all())
+    expected = {post.pk for post in everyone if plainly(post)}
+    by_orm = set(Post.objects.filter(visibility.readable_by(me)).values_list("pk", flat=True))
+    assert by_orm == expected
+    assert {
+        post.pk
+        for post in everyone
+        if visibility.level_allows(me, post, follows_author=post.author_id in followed)
+    } == expected
+    if me is not None:
+        assert set(visibility.readable_among(me, {p.pk: p for p in everyone})) == expected
+    assert {post.pk for post in everyone if visibility.may_see(me, post)} == expected

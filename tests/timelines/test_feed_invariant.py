@@ -29,8 +29,8 @@ from accounts.models import User
 from accounts.services import create_user, refresh_last_active
 from feed_project.pagination import Cursor
 from posts import edits, ids, quotes
-from posts.models import Post
-from posts.services import create_post, delete_post, repost, undo_repost
+from posts.models import Post, Visibility
+from posts.services import NotShareable, create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unblock, unfollow, unmute
 from timelines import cache
 from timelines.cache import SENTINEL
@@ -54,6 +54,15 @@ TABLES = [
     "timelines_pendingtask",
 ]
 PAGE = 2
+LEVELS = st.sampled_from(Visibility.values)
+MENTIONS = st.lists(st.integers(min_value=1, max_value=4), max_size=2)
+
+
+def mention_text(users: list[int]) -> str:
+    """ " @u1 @u3": mentions of the machine's users (u1 ... u4), who a direct post addresses."""
+    return "".join(f" @u{n}" for n in users)
+
+
 BOTTOM = "0" * 16  # below every key: ?after=BOTTOM starts at the oldest post
 
 
@@ -190,27 +199,45 @@ class FeedMachine(RuleBasedStateMachine):
     def unfollow(self, reader: int, author: int) -> None:
         unfollow(follower=User(pk=reader), followee=User(pk=author))
 
-    @rule(target=posts, author=users, quoting=st.none() | st.integers(min_value=0, max_value=9))
-    def post(self, author: int, quoting: int | None) -> str:
-        """A post, or (about half the time) a quote of an earlier post, whatever its state:
+    @rule(
+        target=posts,
+        author=users,
+        quoting=st.none() | st.integers(min_value=0, max_value=9),
+        level=LEVELS,
+        mentioning=MENTIONS,
+    )
+    def post(self, author: int, quoting: int | None, level: str, mentioning: list[int]) -> str:
+        """A post at any level, mentioning some people (whom a direct post addresses), or
+        (about half the time) a quote of an earlier post, whatever its state and level:
         quotes are drawn here rather than from the bundle so that histories hold many."""
         quoted = None
         if quoting is not None and self.posted:
             quoted = Post.objects.get(pk=self.posted[quoting % len(self.posted)])
-        text = "so true" if quoted else "hello"
-        post = create_post(author=User.objects.get(pk=author), text=text, quote_of=quoted)
+        text = ("so true" if quoted else "hello") + mention_text(mentioning)
+        post = create_post(
+            author=User.objects.get(pk=author), text=text, quote_of=quoted, visibility=level
+        )
         self.posted.append(post.pk)
         return post.pk
 
-    @rule(target=posts, author=users, parent=posts)
-    def reply(self, author: int, parent: str) -> str:
+    @rule(target=posts, author=users, parent=posts, level=LEVELS, mentioning=MENTIONS)
+    def reply(self, author: int, parent: str, level: str, mentioning: list[int]) -> str:
+        """A reply: at its parent's level or stricter; a direct one to a direct post
+        addresses that post's author and readers too."""
         return create_post(
-            author=User.objects.get(pk=author), text="re", in_reply_to=Post.objects.get(pk=parent)
+            author=User.objects.get(pk=author),
+            text="re" + mention_text(mentioning),
+            in_reply_to=Post.objects.get(pk=parent),
+            visibility=level,
         ).pk
 
     @rule(target=posts, user=users, post_id=posts)
     def repost(self, user: int, post_id: str) -> str:
-        shared = repost(user=User.objects.get(pk=user), post=Post.objects.get(pk=post_id))
+        """A repost; followers-only and direct posts refuse (the post itself comes back)."""
+        try:
+            shared = repost(user=User.objects.get(pk=user), post=Post.objects.get(pk=post_id))
+        except NotShareable:
+            return post_id
         self.posted.append(shared.pk)
         return shared.pk
 

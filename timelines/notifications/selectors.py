@@ -3,7 +3,7 @@
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
 from posts.models import Post
-from posts.visibility import visible_to
+from posts.visibility import readable_among, visible_to
 from timelines.notifications.models import Notification
 
 _POST = Notification._meta.get_field("post")
@@ -25,6 +25,7 @@ def notifications_page(*, user: User, cursor: Cursor, limit: int = 30) -> Page[N
     page = keyset_page(rows, field="id", cursor=cursor, limit=limit, parse=int)
     actors = User.objects.in_bulk({note.actor_id for note in page.items})
     posts = Post.objects.with_ids({note.post_id for note in page.items if note.post_id}).in_bulk()
+    posts = readable_among(user.pk, posts)
     for note in page.items:
         note.actor = actors[note.actor_id]
         # The post may be erased for good: the row keeps its id, the page says so.
