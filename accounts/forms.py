@@ -110,6 +110,10 @@ class SignupForm(forms.Form):
 class ProfileForm(forms.Form):
     display_name = forms.CharField(max_length=50, required=False, label="Display name")
     bio = forms.CharField(max_length=300, required=False, widget=forms.Textarea(attrs={"rows": 4}))
+    locked = forms.BooleanField(
+        required=False,
+        label="Lock my account: I approve who follows me (unlocking accepts every request)",
+    )
 
 
 class LoginForm(AuthenticationForm):

@@ -41,6 +41,9 @@ class User(AbstractUser):
     following_count = models.PositiveIntegerField(default=0)
     posts_count = models.PositiveIntegerField(default=0)
     unread_notifications = models.PositiveIntegerField(default=0, db_default=0)
+    # A locked account approves its followers: a follow becomes a request
+    # (relations.services.follow); unlocking accepts every pending one.
+    locked = models.BooleanField(default=False, db_default=False)
     # ``email`` is the address mail goes to (resets too); it is unique case-
     # insensitively. ``email_verified_at`` says its owner followed our link.
     # ``unconfirmed_email`` is an address asked for and not yet confirmed

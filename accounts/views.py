@@ -153,11 +153,14 @@ def login_code(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def edit_profile(request: HttpRequest) -> HttpResponse:
     user = request.user
-    initial = {"display_name": user.display_name, "bio": user.bio}
+    initial = {"display_name": user.display_name, "bio": user.bio, "locked": user.locked}
     form = ProfileForm(request.POST) if request.method == "POST" else ProfileForm(initial=initial)
     if form.is_bound and form.is_valid():
         services.update_profile(
-            user=user, display_name=form.cleaned_data["display_name"], bio=form.cleaned_data["bio"]
+            user=user,
+            display_name=form.cleaned_data["display_name"],
+            bio=form.cleaned_data["bio"],
+            locked=form.cleaned_data["locked"],
         )
         messages.success(request, "Profile saved.")
         return redirect("posts:profile", username=user.username)

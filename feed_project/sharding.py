@@ -58,6 +58,7 @@ TABLES: dict[str, Distributed | Reference] = {
     "relations_follower": Distributed("user_id"),
     "relations_followee": Distributed("user_id"),
     "relations_block": Distributed("user_id"),
+    "relations_followrequest": Distributed("user_id"),
     "relations_mute": Distributed("user_id"),
     # A post id starts with its author (posts.ids): (author_id, id) is unique iff id is.
     "posts_post": Distributed("author_id", primary_key=("author_id", "id")),

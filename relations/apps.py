@@ -6,7 +6,8 @@ class RelationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from accounts.signals import account_erasing
-        from relations import erasure
+        from accounts.signals import account_erasing, account_unlocked
+        from relations import erasure, services
 
         account_erasing.connect(erasure.on_account_erasing, dispatch_uid="relations.erasure")
+        account_unlocked.connect(services.on_account_unlocked, dispatch_uid="relations.unlocked")

@@ -17,7 +17,7 @@ from typing import Any
 from django.db.models import F
 
 from accounts.models import User
-from relations.models import Block, Followee, Follower, Mute
+from relations.models import Block, Followee, Follower, FollowRequest, Mute
 
 
 def erase_graph(*, user_id: int) -> None:
@@ -35,6 +35,8 @@ def erase_graph(*, user_id: int) -> None:
     Block.objects.filter(blocked_id=user_id).delete()
     Mute.objects.filter(user_id=user_id).delete()
     Mute.objects.filter(muted_id=user_id).delete()
+    FollowRequest.objects.filter(user_id=user_id).delete()
+    FollowRequest.objects.filter(requester_id=user_id).delete()
 
 
 def on_account_erasing(sender: Any, user_id: int, **kwargs: Any) -> None:

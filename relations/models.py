@@ -121,3 +121,38 @@ class Mute(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} mutes {self.muted_id}"
+
+
+class FollowRequest(models.Model):
+    """``requester`` asks to follow ``user``, whose account is locked: one row in
+    ``user``'s list of requests, keyed by ``user`` (the shard key) until accepted
+    (it becomes a follow) or rejected (it goes)."""
+
+    pk = models.CompositePrimaryKey("user_id", "requester_id")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    requester = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        # Not a database key: Citus refuses one between two users' shards.
+        db_constraint=False,
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(user=models.F("requester")), name="follow_request_not_self"
+            ),
+        ]
+        indexes = [
+            # The requests page: newest first, keyset (relations.selectors).
+            models.Index(
+                fields=["user", "-created_at", "-requester"], name="follow_request_list_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.requester_id} asks to follow {self.user_id}"

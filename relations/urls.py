@@ -5,11 +5,22 @@ The ``<username:...>`` converter is registered by ``accounts.apps``.
 
 from django.urls import path
 
-from relations import views
+from relations import request_views, views
 
 app_name = "relations"
 
 urlpatterns = [
+    path("follow-requests/", request_views.follow_requests, name="follow_requests"),
+    path(
+        "follow-requests/<username:username>/accept/",
+        request_views.accept,
+        name="accept_request",
+    ),
+    path(
+        "follow-requests/<username:username>/reject/",
+        request_views.reject,
+        name="reject_request",
+    ),
     path("@<username:username>/followers/", views.followers, name="followers"),
     path("@<username:username>/following/", views.following, name="following"),
     path("@<username:username>/follow/", views.follow, name="follow"),

@@ -61,6 +61,10 @@ def follow(request: HttpRequest, username: str) -> HttpResponse:
     else:
         if created:
             messages.success(request, f"You now follow @{person.username}.")
+        elif services.is_requested(requester_id=request.user.pk, user_id=person.pk):
+            messages.info(
+                request, f"@{person.username} approves followers: your request is waiting."
+            )
         else:
             messages.info(request, f"You already follow @{person.username}.")
     return _redirect_back(request, person)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q, Value
 
-from relations.models import Block, Followee, Mute
+from relations.models import Block, Followee, FollowRequest, Mute
 
 # --- the ORM form ---------------------------------------------------------------
 
@@ -57,17 +57,19 @@ def muted(viewer_id: int, user_field: str) -> Q:
     return _among(user_field, Mute.objects.filter(user_id=viewer_id).values("muted_id"))
 
 
-STANDINGS = ("viewer_follows", "viewer_blocks", "blocks_viewer", "viewer_mutes")
+STANDINGS = ("viewer_follows", "viewer_blocks", "blocks_viewer", "viewer_mutes", "viewer_requested")
 
 
 def where_viewer_stands(viewer_id: int, user_id: int) -> dict[str, bool]:
-    """Where the viewer stands with one person (``STANDINGS``): one statement of four
-    primary-key probes, three on the viewer's shard and one on the person's."""
+    """Where the viewer stands with one person (``STANDINGS``): one statement of five
+    primary-key probes, three on the viewer's shard and two on the person's (a block
+    of the viewer, a pending follow request of the viewer's)."""
     probes = [
         Followee.objects.filter(user_id=viewer_id, followee_id=user_id),
         Block.objects.filter(user_id=viewer_id, blocked_id=user_id),
         Block.objects.filter(user_id=user_id, blocked_id=viewer_id),
         Mute.objects.filter(user_id=viewer_id, muted_id=user_id),
+        FollowRequest.objects.filter(user_id=user_id, requester_id=viewer_id),
     ]
     first, *rest = (
         rows.values_list(Value(name)) for name, rows in zip(STANDINGS, probes, strict=True)

@@ -149,6 +149,12 @@ def scripted_session(client_class, on_commit) -> None:
     _get(dora, "/public/")
     _get(dora, "/")
     _get(dora, f"/posts/{_newest_post_id('erin')}/")
+    # A locked account: a follow request, the requests page, its acceptance.
+    _post(fred, "/accounts/profile/", {"display_name": "fred", "locked": "on"}, on_commit)
+    _post(dora, "/@fred/follow/", on_commit=on_commit)
+    _get(erin, "/@fred/")
+    _get(fred, "/follow-requests/")
+    _post(fred, "/follow-requests/dora/accept/", on_commit=on_commit)
     # Issue 12: a #tag, its page, trending, an edit and its history, quotes.
     _post(erin, "/posts/new/", {"text": "about #Topic and https://example.com"}, on_commit)
     tagged = _newest_post_id("erin")

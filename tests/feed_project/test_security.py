@@ -50,6 +50,8 @@ ACTIONS = {
     "@<>/mute/",
     "@<>/unmute/",
     "@<>/report/",
+    "follow-requests/<>/accept/",
+    "follow-requests/<>/reject/",
     "notifications/read/",
     "accounts/email/resend/",
     "settings/security/2fa/setup/",
@@ -102,6 +104,7 @@ READ_ONLY = {
     "tags/",
     "tags/<>/",
     "public/",
+    "follow-requests/",
 }
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
 

@@ -26,12 +26,22 @@ from hypothesis.stateful import (
 )
 
 from accounts.models import User
-from accounts.services import create_user, refresh_last_active
+from accounts.services import create_user, refresh_last_active, update_profile
 from feed_project.pagination import Cursor
 from posts import edits, ids, quotes
 from posts.models import Post, Visibility
 from posts.services import NotShareable, create_post, delete_post, repost, undo_repost
-from relations.services import BlockedError, block, follow, mute, unblock, unfollow, unmute
+from relations.services import (
+    BlockedError,
+    accept_request,
+    block,
+    follow,
+    mute,
+    reject_request,
+    unblock,
+    unfollow,
+    unmute,
+)
 from timelines import cache
 from timelines.cache import SENTINEL
 from timelines.feed import home_feed
@@ -47,6 +57,7 @@ TABLES = [
     "posts_postedit",
     "relations_follower",
     "relations_followee",
+    "relations_followrequest",
     "timelines_inboxentry",
     "timelines_inboxstate",
     "timelines_pullauthor",
@@ -194,6 +205,17 @@ class FeedMachine(RuleBasedStateMachine):
         if reader != author:
             with contextlib.suppress(BlockedError):
                 follow(follower=User(pk=reader), followee=User(pk=author))
+
+    @rule(user=users, locked=st.booleans())
+    def lock(self, user: int, locked: bool) -> None:
+        """Lock (follows become requests) or unlock (every pending request accepted)."""
+        update_profile(user=User.objects.get(pk=user), display_name="", bio="", locked=locked)
+
+    @rule(user=users, requester=users, accepted=st.booleans())
+    def answer_request(self, user: int, requester: int, accepted: bool) -> None:
+        """Accept (a follow, backfilled) or reject a pending request, if there is one."""
+        answer = accept_request if accepted else reject_request
+        answer(user=User(pk=user), requester=User(pk=requester))
 
     @rule(reader=users, author=users)
     def unfollow(self, reader: int, author: int) -> None:

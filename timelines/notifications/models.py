@@ -15,6 +15,9 @@ class Notification(models.Model):
         MENTION = "mention"
         QUOTE = "quote"
         EDITED = "edited"
+        # A follow request to a locked account, and its acceptance (to the requester).
+        REQUEST = "request"
+        ACCEPT = "accept"
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
