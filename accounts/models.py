@@ -41,6 +41,9 @@ class User(AbstractUser):
     following_count = models.PositiveIntegerField(default=0)
     posts_count = models.PositiveIntegerField(default=0)
     unread_notifications = models.PositiveIntegerField(default=0, db_default=0)
+    # Conversations with a message not yet read (timelines.conversations): the
+    # navigation's count, read with the user row, never counted on a page view.
+    unread_conversations = models.PositiveIntegerField(default=0, db_default=0)
     # A locked account approves its followers: a follow becomes a request
     # (relations.services.follow); unlocking accepts every pending one.
     locked = models.BooleanField(default=False, db_default=False)

@@ -59,6 +59,9 @@ TABLES: dict[str, Distributed | Reference] = {
     "relations_followee": Distributed("user_id"),
     "relations_block": Distributed("user_id"),
     "relations_followrequest": Distributed("user_id"),
+    "relations_mutedword": Distributed("user_id", primary_key=("user_id", "id")),
+    "timelines_conversation": Distributed("user_id"),
+    "timelines_conversationmessage": Distributed("user_id"),
     "relations_mute": Distributed("user_id"),
     # A post id starts with its author (posts.ids): (author_id, id) is unique iff id is.
     "posts_post": Distributed("author_id", primary_key=("author_id", "id")),

@@ -3,9 +3,10 @@
 A range scan of the timeline key (``post_public_idx``: public posts that are
 not reposts, by timeline key), keyset-paginated like every list. Hidden posts
 (moderation, suspension, a deletion's grace) and deleted ones are not live;
-for a signed-in reader, people blocked either way and people they muted are
-left out too, inside the scan, so a page is full while posts remain. Unlisted,
-followers-only and direct posts never show here (``posts.visibility.listed``).
+for a signed-in reader, people blocked either way, people they muted and
+posts with their muted words are left out too, inside the scan, so a page is
+full while posts remain. Unlisted, followers-only and direct posts never show
+here (``posts.visibility.listed``).
 """
 
 from django.conf import settings
@@ -17,7 +18,7 @@ from feed_project.pagination import Cursor, Page, keyset_page
 from posts import ids
 from posts.models import Post
 from posts.selectors import viewer_marks
-from posts.visibility import listed, visible_to
+from posts.visibility import listed, visible_to, without_muted_words
 from relations import visibility as relations_visibility
 
 
@@ -28,6 +29,7 @@ def public_page(*, viewer_id: int | None, cursor: Cursor, limit: int | None = No
         posts = visible_to(posts, viewer_id).exclude(
             relations_visibility.muted(viewer_id, "author_id")
         )
+        posts = without_muted_words(posts, viewer_id)
     posts = posts.select_related("author")
     limit = limit or settings.FEED_PAGE_SIZE
     return keyset_page(posts, field="timeline_key", cursor=cursor, limit=limit)

@@ -9,7 +9,7 @@ from feed_project.pagination import Cursor, Page, keyset_page
 from posts import quotes
 from posts.media import media_by_post
 from posts.models import Like, Post
-from posts.visibility import OPEN, readable, readable_among, readable_by
+from posts.visibility import OPEN, readable, readable_among, readable_by, without_muted_words
 from relations.visibility import blocked_among
 
 
@@ -158,7 +158,7 @@ def replies_page(
     Served by post_replies_idx (in_reply_to, timeline_key).
     """
     replies = Post.objects.visible().filter(in_reply_to_id=post.pk).select_related("author")
-    replies = readable(replies, viewer_id)
+    replies = without_muted_words(readable(replies, viewer_id), viewer_id)
     return keyset_page(replies, field="timeline_key", cursor=cursor, limit=limit)
 
 

@@ -39,6 +39,7 @@ def _publish(*, author: User, text: str = "", **fields: Post | str | None) -> Po
         author_id=author.pk,
         in_reply_to_id=post.in_reply_to_id,
         repost_of_id=post.repost_of_id,
+        visibility=post.visibility,
     )
     return post
 

@@ -29,7 +29,7 @@ from feed_project.pagination import Cursor, Page, keyset_page
 from posts import ids
 from posts.content_models import MAX_TAG_LENGTH, PostTag, TrendingTag
 from posts.models import Post
-from posts.visibility import is_listed, visible_to
+from posts.visibility import is_listed, visible_to, without_muted_words
 
 
 def _combining_marks() -> str:
@@ -135,7 +135,7 @@ def tag_page(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int | No
         # --tags). On Citus, _tag_page_routed (docs/SCALING.md).
         .select_related("post", "post__author")
     )
-    rows = visible_to(rows, viewer_id)
+    rows = without_muted_words(visible_to(rows, viewer_id), viewer_id, "post__text")
     page = keyset_page(rows, field="timeline_key", cursor=cursor, limit=limit)
     return Page(items=[row.post for row in page.items], older=page.older, newer=page.newer)
 

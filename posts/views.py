@@ -91,6 +91,9 @@ def new_post(request: HttpRequest) -> HttpResponse:
         media=form.cleaned_data["media"],
         visibility=form.cleaned_data["visibility"],
     )
+    back = safe_next(request)  # a conversation's reply box comes back to it
+    if back is not None:
+        return HttpResponseRedirect(back)
     if parent is not None:
         return redirect("posts:detail", post_id=parent.pk)
     return redirect("timelines:home")

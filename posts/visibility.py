@@ -14,8 +14,10 @@
 - A post is **in the home feed** of a reader when it is live, by the reader
   or someone they follow, not by someone they muted, not a direct post
   unless by or to the reader (a followers-only post passes: the reader
-  follows its author), and, for a repost, its original is live, public or
-  unlisted, and by no one they muted or are blocked with either way.
+  follows its author), its text has none of the reader's muted words, and,
+  for a repost, its original is live, public or unlisted, by no one they
+  muted or are blocked with either way, with none of those words, and the
+  reposter's reposts are not hidden by the reader (``Followee.hide_reposts``).
 
 The feed rule comes in three dialects side by side: a ``Q`` (the pull-model
 reference), SQL (the entries statement of ``timelines.entries``) and checks
@@ -78,6 +80,14 @@ def readable_by(viewer_id: int | None, author_field: str = "author_id") -> Q:
 def listed() -> Q:
     """Posts that search, tag pages and the public timeline list: public ones."""
     return Q(visibility=Visibility.PUBLIC)
+
+
+def without_muted_words(rows: QuerySet, viewer_id: int | None, text_field: str = "text"):
+    """``rows`` less those whose text matches one of the viewer's muted words in force
+    (threads, search, the public timeline: inside the statement, so pages stay full)."""
+    if viewer_id is None:
+        return rows
+    return rows.exclude(visibility.muted_words_match(viewer_id, text_field))
 
 
 def is_listed(post: Post) -> bool:
@@ -159,29 +169,36 @@ def in_home_feed(reader_id: int) -> Q:
         & Q(repost_of__visibility__in=OPEN)
         & ~visibility.muted(reader_id, "repost_of__author_id")
         & ~visibility.blocked_either_way(reader_id, "repost_of__author_id")
+        & ~visibility.reposts_hidden(reader_id, "author_id")
+        & ~visibility.muted_words_match(reader_id, "repost_of__text")
     )
     return (
         Q(deleted_at__isnull=True, hidden_at__isnull=True)
         & visibility.followed_or_self(reader_id, "author_id")
         & ~visibility.muted(reader_id, "author_id")
         & _q_addressed_or_not_direct(reader_id)
+        & ~visibility.muted_words_match(reader_id, "text")
         & (Q(repost_of__isnull=True) | original_ok)
     )
 
 
 def sql_in_home_feed(post: str, original: str) -> str:
     """The same rule in SQL over a post row ``post`` LEFT JOINed to its original
-    ``original``; the reader is ``%(viewer)s``."""
+    ``original``; the reader is ``%(viewer)s``, the time ``%(now)s`` (muted words'
+    expiry)."""
     return f"""(
   {post}.deleted_at IS NULL AND {post}.hidden_at IS NULL
   AND {visibility.sql_followed_or_self(f"{post}.author_id")}
   AND NOT {visibility.sql_muted(f"{post}.author_id")}
   AND {_sql_addressed_or_not_direct(post)}
+  AND NOT {visibility.sql_muted_words(f"{post}.text")}
   AND ({post}.repost_of_id IS NULL OR (
          {original}.deleted_at IS NULL AND {original}.hidden_at IS NULL
          AND {original}.visibility IN ({", ".join(f"'{level}'" for level in OPEN)})
          AND NOT {visibility.sql_muted(f"{original}.author_id")}
-         AND NOT {visibility.sql_blocked_either_way(f"{original}.author_id")})))"""
+         AND NOT {visibility.sql_blocked_either_way(f"{original}.author_id")}
+         AND NOT {visibility.sql_reposts_hidden(f"{post}.author_id")}
+         AND NOT {visibility.sql_muted_words(f"{original}.text")})))"""
 
 
 def sql_shown_repost_of(repost: str) -> str:
@@ -190,7 +207,8 @@ def sql_shown_repost_of(repost: str) -> str:
     return f"""(
   {repost}.deleted_at IS NULL AND {repost}.hidden_at IS NULL
   AND {visibility.sql_followed_or_self(f"{repost}.author_id")}
-  AND NOT {visibility.sql_muted(f"{repost}.author_id")})"""
+  AND NOT {visibility.sql_muted(f"{repost}.author_id")}
+  AND NOT {visibility.sql_reposts_hidden(f"{repost}.author_id")})"""
 
 
 def reposts_shown_to(reader_id: int) -> Q:
@@ -199,6 +217,7 @@ def reposts_shown_to(reader_id: int) -> Q:
         Q(deleted_at__isnull=True, hidden_at__isnull=True)
         & visibility.followed_or_self(reader_id, "author_id")
         & ~visibility.muted(reader_id, "author_id")
+        & ~visibility.reposts_hidden(reader_id, "author_id")
     )
 
 
@@ -215,6 +234,7 @@ def shown_in_home_feed(standing: visibility.Standing, post: Post, original: Post
         and standing.followed_or_self(post.author_id)
         and not standing.is_muted(post.author_id)
         and addressed_or_not_direct(standing.viewer_id, post)
+        and not standing.mutes_text(post.text)
     ):
         return False
     if post.repost_of_id is None:
@@ -225,6 +245,8 @@ def shown_in_home_feed(standing: visibility.Standing, post: Post, original: Post
         and original.visibility in OPEN
         and not standing.is_muted(original.author_id)
         and not standing.blocked_either_way(original.author_id)
+        and not standing.hides_reposts_of(post.author_id)
+        and not standing.mutes_text(original.text)
     )
 
 
@@ -234,4 +256,5 @@ def is_shown_repost(standing: visibility.Standing, repost: Post) -> bool:
         is_live(repost)
         and standing.followed_or_self(repost.author_id)
         and not standing.is_muted(repost.author_id)
+        and not standing.hides_reposts_of(repost.author_id)
     )

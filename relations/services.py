@@ -141,6 +141,22 @@ def unfollow(*, follower: User, followee: User) -> bool:
         return _unfollow_locked(follower.pk, followee.pk)
 
 
+def set_follow_options(
+    *, follower: User, followee: User, hide_reposts: bool, notify_posts: bool
+) -> bool:
+    """The options of ``follower``'s follow of ``followee``: leave their plain reposts out of
+    the feed (read at once: relations.visibility), be notified of their posts (mirrored
+    on the Follower row, read when they post). False when there is no such follow."""
+    with transaction.atomic():
+        changed = Followee.objects.filter(user_id=follower.pk, followee_id=followee.pk).update(
+            hide_reposts=hide_reposts, notify_posts=notify_posts
+        )
+        Follower.objects.filter(user_id=followee.pk, follower_id=follower.pk).update(
+            notify_posts=notify_posts
+        )
+    return bool(changed)
+
+
 def block(*, user: User, target: User) -> bool:
     """``user`` blocks ``target``: follows both ways end; False when already blocked."""
     if user.pk == target.pk:

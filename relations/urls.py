@@ -5,12 +5,18 @@ The ``<username:...>`` converter is registered by ``accounts.apps``.
 
 from django.urls import path
 
-from relations import request_views, views
+from relations import muted_word_views, request_views, views
 
 app_name = "relations"
 
 urlpatterns = [
     path("follow-requests/", request_views.follow_requests, name="follow_requests"),
+    path("settings/muted-words/", muted_word_views.muted_words_page, name="muted_words"),
+    path(
+        "settings/muted-words/<int:word_id>/delete/",
+        muted_word_views.delete_muted_word,
+        name="delete_muted_word",
+    ),
     path(
         "follow-requests/<username:username>/accept/",
         request_views.accept,
@@ -25,6 +31,7 @@ urlpatterns = [
     path("@<username:username>/following/", views.following, name="following"),
     path("@<username:username>/follow/", views.follow, name="follow"),
     path("@<username:username>/unfollow/", views.unfollow, name="unfollow"),
+    path("@<username:username>/follow-options/", views.follow_options, name="follow_options"),
     path("@<username:username>/block/", views.block, name="block"),
     path("@<username:username>/unblock/", views.unblock, name="unblock"),
     path("@<username:username>/mute/", views.mute, name="mute"),

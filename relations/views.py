@@ -85,6 +85,25 @@ def unfollow(request: HttpRequest, username: str) -> HttpResponse:
 @require_POST
 @login_required
 @ratelimit("follow")
+def follow_options(request: HttpRequest, username: str) -> HttpResponse:
+    """The options of your follow: ``hide_reposts``, ``notify_posts`` (checkboxes)."""
+    person = _user_or_404(username)
+    changed = services.set_follow_options(
+        follower=request.user,
+        followee=person,
+        hide_reposts=bool(request.POST.get("hide_reposts")),
+        notify_posts=bool(request.POST.get("notify_posts")),
+    )
+    if changed:
+        messages.success(request, f"Saved your options for @{person.username}.")
+    else:
+        messages.info(request, f"You do not follow @{person.username}.")
+    return _redirect_back(request, person)
+
+
+@require_POST
+@login_required
+@ratelimit("follow")
 def block(request: HttpRequest, username: str) -> HttpResponse:
     person = _user_or_404(username)
     if person.pk == request.user.pk:

@@ -31,6 +31,7 @@ from relations.models import Followee, Follower
 from tests import images
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
+from timelines.models import Conversation
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 
@@ -51,6 +52,8 @@ ACTIONS = {
     "@<>/unmute/",
     "@<>/report/",
     "follow-requests/<>/accept/",
+    "@<>/follow-options/",
+    "settings/muted-words/<>/delete/",
     "follow-requests/<>/reject/",
     "notifications/read/",
     "accounts/email/resend/",
@@ -80,6 +83,7 @@ FORMS = {
     "settings/invites/",
     "settings/delete/",
     "posts/<>/edit/",
+    "settings/muted-words/",
 }
 # POST only with CSRF, but harmless for a visitor (Django's LogoutView).
 LOGOUT = {"accounts/logout/"}
@@ -105,6 +109,8 @@ READ_ONLY = {
     "tags/<>/",
     "public/",
     "follow-requests/",
+    "messages/",
+    "messages/<>/",
 }
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
 
@@ -152,6 +158,7 @@ def world(db):
     """alice acts; bob is the other person; each has a post."""
     alice = UserFactory(username="alice")
     bob = UserFactory(username="bob")
+    Conversation.objects.create(user=alice, key=f"{alice.pk}.{bob.pk}", last_key="0" * 16)
     return {
         "alice": alice,
         "bob": bob,
@@ -167,6 +174,10 @@ def world(db):
 def _url(route: str, world: dict) -> str:
     # Alice deletes and edits her own post; she acts on Bob's.
     post = world["alice_post"] if route.endswith(("delete/", "edit/")) else world["bob_post"]
+    if route == "messages/<>/":  # alice's conversation with bob
+        return f"/messages/{world['alice'].pk}.{world['bob'].pk}/"
+    if route.startswith("settings/muted-words/"):  # a muted word's id
+        return "/" + route.replace("<>", "1")
     if route.startswith("posts/"):  # the post, then the image's position (media routes)
         return "/" + route.replace("<>", post.pk, 1).replace("<>", "0")
     return "/" + route.replace("<>", "bob")
@@ -211,6 +222,7 @@ FORM_DATA = {
     "new_password2": NEW_PASSWORD,
     "days": "7",
     "max_uses": "1",
+    "word": "spoilers",
 }
 
 

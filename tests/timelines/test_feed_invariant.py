@@ -31,6 +31,8 @@ from feed_project.pagination import Cursor
 from posts import edits, ids, quotes
 from posts.models import Post, Visibility
 from posts.services import NotShareable, create_post, delete_post, repost, undo_repost
+from relations import muted_words
+from relations.models import MutedWord
 from relations.services import (
     BlockedError,
     accept_request,
@@ -38,6 +40,7 @@ from relations.services import (
     follow,
     mute,
     reject_request,
+    set_follow_options,
     unblock,
     unfollow,
     unmute,
@@ -58,6 +61,7 @@ TABLES = [
     "relations_follower",
     "relations_followee",
     "relations_followrequest",
+    "relations_mutedword",
     "timelines_inboxentry",
     "timelines_inboxstate",
     "timelines_pullauthor",
@@ -67,6 +71,9 @@ TABLES = [
 PAGE = 2
 LEVELS = st.sampled_from(Visibility.values)
 MENTIONS = st.lists(st.integers(min_value=1, max_value=4), max_size=2)
+# Texts and muted words: whole words ("hell" leaves "hello" alone), CJK substrings.
+WORDS = st.sampled_from(["hello", "hello world", "你好世界", "othello"])
+PHRASES = st.sampled_from(["hello", "hell", "world", "世界"])
 
 
 def mention_text(users: list[int]) -> str:
@@ -217,6 +224,24 @@ class FeedMachine(RuleBasedStateMachine):
         answer = accept_request if accepted else reject_request
         answer(user=User(pk=user), requester=User(pk=requester))
 
+    @rule(reader=users, author=users, hide=st.booleans(), notify=st.booleans())
+    def follow_options(self, reader: int, author: int, hide: bool, notify: bool) -> None:
+        """Hide (or show again) the reposts of someone followed; "notify me" changes no feed."""
+        set_follow_options(
+            follower=User(pk=reader),
+            followee=User(pk=author),
+            hide_reposts=hide,
+            notify_posts=notify,
+        )
+
+    @rule(user=users, phrase=PHRASES)
+    def mute_word(self, user: int, phrase: str) -> None:
+        muted_words.mute_word(user=User(pk=user), phrase=phrase)
+
+    @rule(user=users, phrase=PHRASES)
+    def unmute_word(self, user: int, phrase: str) -> None:
+        MutedWord.objects.filter(user_id=user, phrase=phrase).delete()
+
     @rule(reader=users, author=users)
     def unfollow(self, reader: int, author: int) -> None:
         unfollow(follower=User(pk=reader), followee=User(pk=author))
@@ -227,15 +252,18 @@ class FeedMachine(RuleBasedStateMachine):
         quoting=st.none() | st.integers(min_value=0, max_value=9),
         level=LEVELS,
         mentioning=MENTIONS,
+        words=WORDS,
     )
-    def post(self, author: int, quoting: int | None, level: str, mentioning: list[int]) -> str:
+    def post(
+        self, author: int, quoting: int | None, level: str, mentioning: list[int], words: str
+    ) -> str:
         """A post at any level, mentioning some people (whom a direct post addresses), or
         (about half the time) a quote of an earlier post, whatever its state and level:
         quotes are drawn here rather than from the bundle so that histories hold many."""
         quoted = None
         if quoting is not None and self.posted:
             quoted = Post.objects.get(pk=self.posted[quoting % len(self.posted)])
-        text = ("so true" if quoted else "hello") + mention_text(mentioning)
+        text = ("so true " if quoted else "") + words + mention_text(mentioning)
         post = create_post(
             author=User.objects.get(pk=author), text=text, quote_of=quoted, visibility=level
         )

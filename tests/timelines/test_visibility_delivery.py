@@ -22,10 +22,14 @@ def author_and_followers(settings):
     settings.FEED_FANOUT_CHUNK = 10
     now = timezone.now()
     author = UserFactory(username="author", last_active_at=now)
-    followers = [UserFactory(username=f"f{n}", last_active_at=now) for n in range(FOLLOWERS)]
+    people = [UserFactory(username=f"p{n}", last_active_at=now) for n in range(2 * FOLLOWERS)]
+    # Every other person follows; the rest, in between (inside every chunk's id
+    # range), have kept inboxes too and must get nothing.
+    followers = people[::2]
+    for person in people:
+        InboxState.objects.create(reader_id=person.pk, built_at=now)
     for follower in followers:
         follow(follower=follower, followee=author)
-        InboxState.objects.create(reader_id=follower.pk, built_at=now)
     return author, followers
 
 
@@ -56,6 +60,7 @@ def test_a_direct_post_to_three_people_writes_three_inbox_rows_not_a_fan_out(
     to = followers[3], followers[17], followers[29]
     outsider = UserFactory(username="outsider", last_active_at=timezone.now())
     text = " ".join(f"@{user.username}" for user in (*to, outsider)) + " just us"
+    InboxState.objects.create(reader_id=outsider.pk, built_at=timezone.now())
 
     post = create_post(author=author, text=text, visibility="direct")
 

@@ -18,6 +18,8 @@ class Notification(models.Model):
         # A follow request to a locked account, and its acceptance (to the requester).
         REQUEST = "request"
         ACCEPT = "accept"
+        # A post by someone the recipient follows with "notify me when they post".
+        POST = "post"
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False

@@ -17,6 +17,7 @@ from posts import ids
 from posts.mentions import mentioned_usernames
 from posts.models import Like, Post
 from posts.visibility import may_see
+from relations.models import Follower
 from relations.visibility import is_blocked_either_way
 from timelines.notifications.models import Notification
 
@@ -88,6 +89,8 @@ def notify_about_post(*, post_id: str) -> int:
             actor_id=post.author_id,
             post_id=post.pk,
         )
+    if post.repost_of_id is None:
+        sent += _notify_watchers(post)
     names = mentioned_usernames(post.text)
     if names:
         mentioned = User.objects.filter(
@@ -100,6 +103,17 @@ def notify_about_post(*, post_id: str) -> int:
                 recipient_id=user_id, kind=Kind.MENTION, actor_id=post.author_id, post_id=post.pk
             )
     return sent
+
+
+def _notify_watchers(post: Post) -> int:
+    """A "post" notification to the followers who asked for one (and may read it): the
+    author's Follower rows, one range on the author's shard."""
+    watchers = Follower.objects.filter(user_id=post.author_id, notify_posts=True)
+    return sum(
+        notify(recipient_id=watcher, kind=Kind.POST, actor_id=post.author_id, post_id=post.pk)
+        for watcher in watchers.values_list("follower_id", flat=True)
+        if may_see(watcher, post)
+    )
 
 
 def _may_read(parent_id: str, reply: Post) -> bool:
