@@ -130,6 +130,10 @@ def time_zone_field(**kwargs: object) -> forms.ChoiceField:
 class ProfileForm(forms.Form):
     display_name = forms.CharField(max_length=50, required=False, label="Display name")
     bio = forms.CharField(max_length=300, required=False, widget=forms.Textarea(attrs={"rows": 4}))
+    locked = forms.BooleanField(
+        required=False,
+        label="Lock my account: I approve who follows me (unlocking accepts every request)",
+    )
     avatar = forms.FileField(
         required=False,
         label="Picture (JPEG, PNG, WebP or GIF, up to 10 MB; shown as a square)",

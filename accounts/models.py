@@ -46,6 +46,12 @@ class User(AbstractUser):
     avatar = models.CharField(max_length=200, blank=True, default="", db_default="")
     # An IANA zone ("Europe/Paris") pages show times in; "" for the site's TIME_ZONE.
     time_zone = models.CharField(max_length=64, blank=True, default="", db_default="")
+    # Conversations with a message not yet read (timelines.conversations): the
+    # navigation's count, read with the user row, never counted on a page view.
+    unread_conversations = models.PositiveIntegerField(default=0, db_default=0)
+    # A locked account approves its followers: a follow becomes a request
+    # (relations.services.follow); unlocking accepts every pending one.
+    locked = models.BooleanField(default=False, db_default=False)
     # ``email`` is the address mail goes to (resets too); it is unique case-
     # insensitively. ``email_verified_at`` says its owner followed our link.
     # ``unconfirmed_email`` is an address asked for and not yet confirmed

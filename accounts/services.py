@@ -5,7 +5,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from accounts.signals import last_active_refreshed
+from accounts.signals import account_unlocked, last_active_refreshed
 
 
 def create_user(*, username: str, password: str, email: str = "", display_name: str = "") -> User:
@@ -15,13 +15,34 @@ def create_user(*, username: str, password: str, email: str = "", display_name: 
 
 
 def update_profile(
-    *, user: User, display_name: str, bio: str, time_zone: str | None = None
+    *,
+    user: User,
+    display_name: str,
+    bio: str,
+    time_zone: str | None = None,
+    locked: bool | None = None,
 ) -> User:
-    """The profile's words; ``time_zone`` too unless None (an IANA name, "" the site's)."""
-    fields = {"display_name": display_name, "bio": bio}
+    """Save what the profile page edits; ``time_zone`` (an IANA name, "" the site's)
+    and ``locked`` None leave them as they are.
+
+    Unlocking sends ``account_unlocked`` in the transaction (relations accepts
+    every pending follow request).
+    """
+    fields: dict[str, object] = {"display_name": display_name, "bio": bio}
     if time_zone is not None:
         fields["time_zone"] = time_zone
-    User.objects.filter(pk=user.pk).update(**fields)
+    if locked is not None:
+        fields["locked"] = locked
+    with transaction.atomic():
+        was_locked = (
+            User.objects.select_for_update(no_key=True)
+            .filter(pk=user.pk)
+            .values_list("locked", flat=True)
+            .first()
+        )
+        User.objects.filter(pk=user.pk).update(**fields)
+        if was_locked and locked is False:
+            account_unlocked.send(sender=User, user_id=user.pk)
     for name, value in fields.items():
         setattr(user, name, value)
     return user

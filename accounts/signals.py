@@ -5,6 +5,10 @@ from django.dispatch import Signal
 # Sent when last-active is refreshed: kwargs user_id, previous (datetime or None).
 last_active_refreshed = Signal()
 
+# Sent inside the transaction that unlocks an account: kwargs user_id
+# (relations accepts every pending follow request).
+account_unlocked = Signal()
+
 # Account deletion (accounts.deletion). Each app above accounts erases what it
 # owns in its own room; accounts may not import them, so it announces:
 # - account_deactivated(user_id): deletion asked for, the grace period begins:

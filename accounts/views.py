@@ -154,7 +154,12 @@ def login_code(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def edit_profile(request: HttpRequest) -> HttpResponse:
     user = request.user
-    initial = {"display_name": user.display_name, "bio": user.bio, "time_zone": user.time_zone}
+    initial = {
+        "display_name": user.display_name,
+        "bio": user.bio,
+        "time_zone": user.time_zone,
+        "locked": user.locked,
+    }
     if request.method == "POST":
         form = ProfileForm(request.POST, request.FILES)
     else:
@@ -166,6 +171,7 @@ def edit_profile(request: HttpRequest) -> HttpResponse:
             display_name=data["display_name"],
             bio=data["bio"],
             time_zone=data["time_zone"],
+            locked=data["locked"],
         )
         if data["avatar"] is not None or data["remove_avatar"]:
             avatar_upload.replace(user=user, picture=data["avatar"])

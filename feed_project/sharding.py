@@ -58,6 +58,10 @@ TABLES: dict[str, Distributed | Reference] = {
     "relations_follower": Distributed("user_id"),
     "relations_followee": Distributed("user_id"),
     "relations_block": Distributed("user_id"),
+    "relations_followrequest": Distributed("user_id"),
+    "relations_mutedword": Distributed("user_id", primary_key=("user_id", "id")),
+    "timelines_conversation": Distributed("user_id"),
+    "timelines_conversationmessage": Distributed("user_id"),
     "relations_mute": Distributed("user_id"),
     # A CSV of follows being imported (relations.follow_import), by its importer.
     "relations_followimport": Distributed("user_id", primary_key=("user_id", "id")),

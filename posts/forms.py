@@ -4,7 +4,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from posts import media as post_media
-from posts.models import MAX_ALT_TEXT_LENGTH, MAX_POST_LENGTH, MAX_SPOILER_LENGTH
+from posts.models import MAX_ALT_TEXT_LENGTH, MAX_POST_LENGTH, MAX_SPOILER_LENGTH, Visibility
 from posts.post_length import MAX_RAW_LENGTH, URL_LENGTH, post_length
 
 
@@ -70,6 +70,14 @@ class PostForm(forms.Form):
             "has %(show_value)d)."
         },
     )
+    # Who may see it (posts.visibility); left out, public. A reply takes its
+    # parent's level when that is stricter (posts.services.create_post).
+    visibility = forms.ChoiceField(
+        required=False,
+        choices=Visibility.choices,
+        initial=Visibility.PUBLIC,
+        label="Who can see it",
+    )
     # Up to 4 files, and as many descriptions in ``media_alt`` (same order),
     # read and checked together in clean(). The field's name hides Django's
     # Form.media (widget assets, unused here) in templates, which look up
@@ -90,6 +98,7 @@ class PostForm(forms.Form):
             cleaned["media"] = []
             self.add_error("media", str(refused))
             return cleaned
+        cleaned["visibility"] = cleaned.get("visibility") or Visibility.PUBLIC
         if not cleaned.get("text") and not cleaned["media"] and "text" not in self.errors:
             self.add_error("text", "Write something first, or add an image.")
         return cleaned

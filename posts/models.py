@@ -43,6 +43,19 @@ class PostQuerySet(models.QuerySet["Post"]):
 MAX_ANCESTORS = 20
 
 
+class Visibility(models.TextChoices):
+    """Who may see a post (posts.visibility), from the most open to the strictest."""
+
+    PUBLIC = "public", "Public"
+    UNLISTED = "unlisted", "Unlisted (not in search, tags or the public timeline)"
+    FOLLOWERS = "followers", "Followers only"
+    DIRECT = "direct", "Mentioned people only"
+
+
+# Strictness by level: a reply takes its parent's level when its own is more open.
+STRICTNESS = {level: n for n, level in enumerate(Visibility.values)}
+
+
 class Post(models.Model):
     """A post. Its id starts with its author and then its time (posts.ids).
 
@@ -115,6 +128,15 @@ class Post(models.Model):
     # Who the text @mentions that existed when it was saved (lower-cased,
     # space-separated): the mentions shown as links, with no lookup a page.
     mentions = models.TextField(blank=True, default="", db_default="")
+    # Who may see it (posts.visibility), fixed when posted.
+    visibility = models.CharField(
+        max_length=9, choices=Visibility.choices, default="public", db_default="public"
+    )
+    # A direct post's readers besides its author: their user ids, space-separated
+    # with a space at each end (" 3 17 "), so that every dialect of the rule asks
+    # the post row itself (LIKE '% 17 %'), with no join across shards. Empty for
+    # every other level. Written once, with the post.
+    recipients = models.TextField(blank=True, default="", db_default="", editable=False)
     # Database defaults too, so bulk loads (seed_demo's COPY) may leave them out.
     reply_count = models.PositiveIntegerField(default=0, db_default=0)
     like_count = models.PositiveIntegerField(default=0, db_default=0)
@@ -134,6 +156,12 @@ class Post(models.Model):
                 fields=["in_reply_to", "timeline_key"],
                 name="post_replies_idx",
                 condition=models.Q(in_reply_to__isnull=False),
+            ),
+            # The public timeline (posts.public_timeline): a range scan, newest first.
+            models.Index(
+                fields=["timeline_key"],
+                name="post_public_idx",
+                condition=models.Q(visibility="public", repost_of__isnull=True),
             ),
             # Who reposted a post (feed collapsing, "reposted by").
             models.Index(
@@ -169,6 +197,16 @@ class Post(models.Model):
     @property
     def is_deleted(self) -> bool:
         return self.deleted_at is not None
+
+    @property
+    def recipient_ids(self) -> list[int]:
+        """A direct post's readers besides its author (``recipients``)."""
+        return [int(part) for part in self.recipients.split()]
+
+    @property
+    def may_be_shared(self) -> bool:
+        """Public and unlisted posts may be reposted and quoted; others never."""
+        return self.visibility in (Visibility.PUBLIC, Visibility.UNLISTED)
 
 
 class Like(models.Model):

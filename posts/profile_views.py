@@ -36,6 +36,7 @@ def profile(request: HttpRequest, username: str) -> HttpResponse:
         "entries": entries,
         "can_follow": others,
         "following": others and person.viewer_follows,
+        "requested": others and person.viewer_requested,
         "blocking": blocking,
         "blocked_by": blocked_by,
         "muting": others and person.viewer_mutes,

@@ -13,7 +13,7 @@ by ``posts.selectors.viewer_marks``); a post rendered without it loads its own
 from collections.abc import Iterable
 
 from posts.models import Post
-from posts.visibility import visible_to
+from posts.visibility import OPEN, visible_to
 
 _QUOTED = "_quoted_post"  # where a post keeps what it quotes, as its reader may see it
 
@@ -23,9 +23,9 @@ def attach(posts: Iterable[Post], *, viewer_id: int | None) -> None:
     quoting = [post for post in posts if post.quote_of_id and not hasattr(post, _QUOTED)]
     if not quoting:
         return
-    shown = visible_to(
-        Post.objects.visible().with_ids({post.quote_of_id for post in quoting}), viewer_id
-    ).select_related("author")
+    quoted = Post.objects.visible().with_ids({post.quote_of_id for post in quoting})
+    # Only public and unlisted posts may be quoted: no other shows embedded.
+    shown = visible_to(quoted.filter(visibility__in=OPEN), viewer_id).select_related("author")
     found = {post.pk: post for post in shown}
     for post in quoting:
         setattr(post, _QUOTED, found.get(post.quote_of_id))

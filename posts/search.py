@@ -30,7 +30,7 @@ from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
 from posts.models import Post
 from posts.tags import HASHTAG, hashtags, tag_page, tagged_post_ids
-from posts.visibility import visible_to
+from posts.visibility import listed, visible_to, without_muted_words
 
 MAX_QUERY_LENGTH = 200
 PEOPLE_SHOWN = 5
@@ -94,7 +94,7 @@ def matching_posts(query: str) -> QuerySet[Post]:
     A ``#tag`` in the query asks for posts carrying that tag (the tag index,
     posts/tags.py); the other words are matched as text.
     """
-    posts = Post.objects.visible().filter(repost_of__isnull=True)
+    posts = Post.objects.visible().filter(listed(), repost_of__isnull=True)
     wanted_tags = hashtags(query)
     if wanted_tags:
         for tag in wanted_tags:
@@ -138,6 +138,7 @@ def search_posts(
     # at the number of matches (often far off for words it has no statistics
     # for) made it hash-join the whole users table, 17-24 ms over 20,000 users.
     posts = visible_to(matching_posts(query), _viewer_id(viewer)).prefetch_related("author")
+    posts = without_muted_words(posts, _viewer_id(viewer))
     return keyset_page(posts, field="timeline_key", cursor=cursor, limit=limit)
 
 

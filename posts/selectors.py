@@ -9,7 +9,7 @@ from feed_project.pagination import Cursor, Page, keyset_page
 from posts import quotes
 from posts.media import media_by_post
 from posts.models import Like, Post
-from posts.visibility import visible_to
+from posts.visibility import OPEN, readable, readable_among, readable_by, without_muted_words
 from relations.visibility import blocked_among
 
 
@@ -24,9 +24,11 @@ def author_posts_page(
 
     Reposts come with their original and its author; those whose original is
     gone or hidden, or (for a signed-in viewer) by someone blocked either way,
-    are left out (so a page may hold fewer than ``limit``).
+    are left out (so a page may hold fewer than ``limit``). Posts whose level
+    the viewer may not read are not on the page at all (``readable_by``).
     """
-    posts = Post.objects.visible().by_author(author.pk).select_related("author")
+    posts = Post.objects.visible().by_author(author.pk).filter(readable_by(viewer_id))
+    posts = posts.select_related("author")
     page = keyset_page(posts, field="pk", cursor=cursor, limit=limit)
     page.items = with_originals_shown(page.items, viewer_id)
     return page
@@ -144,13 +146,19 @@ def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
     blocked = (
         blocked_among(viewer_id, {row.author_id for row in found.values()}) if viewer_id else set()
     )
+    # Posts whose level the viewer may not read are shown as not there (None).
+    readable_ids = (
+        set(readable_among(viewer_id, found))
+        if viewer_id
+        else {key for key, row in found.items() if row.visibility in OPEN}
+    )
     ancestors: list[Post | None] = []
     for parent_id in reversed(post.ancestor_ids):
         parent = found.get(parent_id)
         if parent is None:
             break
         shown = not (parent.deleted_at or parent.hidden_at or parent.repost_of_id)
-        hidden = not shown or parent.author_id in blocked
+        hidden = not shown or parent.author_id in blocked or parent_id not in readable_ids
         ancestors.append(None if hidden else parent)
     ancestors.reverse()
     return ancestors
@@ -164,7 +172,7 @@ def replies_page(
     Served by post_replies_idx (in_reply_to, timeline_key).
     """
     replies = Post.objects.visible().filter(in_reply_to_id=post.pk).select_related("author")
-    replies = visible_to(replies, viewer_id)
+    replies = without_muted_words(readable(replies, viewer_id), viewer_id)
     return keyset_page(replies, field="timeline_key", cursor=cursor, limit=limit)
 
 

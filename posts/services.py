@@ -4,12 +4,14 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from accounts import claims
 from accounts.models import User
 from posts import ids, tags, tasks
 from posts import media as post_media
-from posts.mentions import existing_mentions
-from posts.models import Like, Post, PostTag
+from posts.mentions import existing_mentions, mentioned_usernames
+from posts.models import STRICTNESS, Like, Post, PostTag, Visibility
 from posts.signals import post_created, post_deleted, post_liked
+from posts.visibility import recipients_field
 
 
 def _publish(*, author: User, text: str = "", **fields: Post | str | None) -> Post:
@@ -37,6 +39,7 @@ def _publish(*, author: User, text: str = "", **fields: Post | str | None) -> Po
         author_id=author.pk,
         in_reply_to_id=post.in_reply_to_id,
         repost_of_id=post.repost_of_id,
+        visibility=post.visibility,
     )
     return post
 
@@ -49,9 +52,15 @@ def create_post(
     quote_of: Post | None = None,
     spoiler_text: str = "",
     media: Sequence[post_media.Prepared] = (),
+    visibility: str = Visibility.PUBLIC,
 ) -> Post:
     """Publish a post (a reply when ``in_reply_to`` is given, a quote of ``quote_of``'s
     original when that is); followers get it on commit.
+
+    ``visibility``: a reply takes its parent's level when that is stricter. A
+    direct post addresses the people it mentions and, for a reply to a direct
+    post, the parent's author and readers (a conversation). The caller checks
+    that ``quote_of`` may be shared (``Post.may_be_shared``).
 
     ``media``: checked images (``posts.media.prepare_all``), whose files are
     written first and deleted again if the post's transaction fails.
@@ -62,6 +71,7 @@ def create_post(
     try:
         with transaction.atomic():
             ancestry = in_reply_to.ancestry_of_reply() if in_reply_to is not None else ""
+            visibility = level_of_reply(visibility, in_reply_to)
             post = _publish(
                 author=author,
                 text=text,
@@ -69,6 +79,8 @@ def create_post(
                 quote_of=quote_of,
                 ancestry=ancestry,
                 spoiler_text=spoiler_text,
+                visibility=visibility,
+                recipients=_recipients(visibility, author=author, text=text, parent=in_reply_to),
             )
             if in_reply_to is not None:
                 Post.objects.with_id(in_reply_to.pk).update(reply_count=F("reply_count") + 1)
@@ -79,14 +91,42 @@ def create_post(
     return post
 
 
+def level_of_reply(visibility: str, parent: Post | None) -> str:
+    """A post's level: the one asked for, or its parent's when that is stricter."""
+    if parent is not None and STRICTNESS[parent.visibility] > STRICTNESS[visibility]:
+        return parent.visibility
+    return visibility
+
+
+def _recipients(visibility: str, *, author: User, text: str, parent: Post | None) -> str:
+    """``Post.recipients`` of a new post: for a direct post, the people it mentions (and,
+    answering a direct post, that post's author and readers), never the author."""
+    if visibility != Visibility.DIRECT:
+        return ""
+    readers = set(claims.user_ids_named(mentioned_usernames(text)).values())
+    if parent is not None and parent.visibility == Visibility.DIRECT:
+        readers.update([parent.author_id, *parent.recipient_ids])
+    readers.discard(author.pk)
+    return recipients_field(readers)
+
+
 def original_of(post: Post) -> Post:
     """What a repost reposts; a post is its own original."""
     return post.repost_of if post.repost_of_id else post
 
 
+class NotShareable(ValueError):
+    """Only public and unlisted posts may be reposted (``Post.may_be_shared``)."""
+
+
 def repost(*, user: User, post: Post) -> Post:
-    """Repost ``post`` (or what it reposts); reposting twice returns the first repost."""
+    """Repost ``post`` (or what it reposts); reposting twice returns the first repost.
+
+    Raises ``NotShareable`` for a followers-only or direct post (views check first).
+    """
     original = original_of(post)
+    if not original.may_be_shared:
+        raise NotShareable(original.pk)
     with transaction.atomic():
         User.objects.select_for_update(no_key=True).filter(pk=user.pk).values("pk").get()
         existing = Post.objects.filter(
@@ -94,7 +134,9 @@ def repost(*, user: User, post: Post) -> Post:
         ).first()
         if existing is not None:
             return existing
-        shared = _publish(author=user, repost_of=original)
+        # A repost is as open as what it shares (public or unlisted: the
+        # caller checks ``may_be_shared``), so an unlisted post stays unlisted.
+        shared = _publish(author=user, repost_of=original, visibility=original.visibility)
         Post.objects.with_id(original.pk).update(repost_count=F("repost_count") + 1)
     return shared
 

@@ -5,7 +5,7 @@ roll back with the change); one that acts outside the database (a task, a
 cache) does it from ``transaction.on_commit``.
 
 post_created kwargs: post_id, author_id, in_reply_to_id, repost_of_id (a repost
-is a post of the reposter). post_deleted kwargs: post_id, author_id.
+is a post of the reposter), visibility. post_deleted kwargs: post_id, author_id.
 post_liked kwargs: post_id, author_id (the post's), user_id (who liked it).
 post_edited: see below.
 """

@@ -29,7 +29,7 @@ from feed_project.pagination import Cursor, Page, keyset_page
 from posts import ids
 from posts.content_models import MAX_TAG_LENGTH, PostTag, TrendingTag
 from posts.models import Post
-from posts.visibility import visible_to
+from posts.visibility import is_listed, visible_to, without_muted_words
 
 
 def _combining_marks() -> str:
@@ -96,7 +96,8 @@ def write_tags(*, post: Post, new: bool = False) -> None:
     Rows of the post's author and id only: one shard. A ``new`` post has none
     to delete, and a text without a tag costs no statement at all.
     """
-    tags = [] if post.repost_of_id or post.deleted_at else hashtags(post.text)
+    # Only public posts are listed on tag pages (posts.visibility.is_listed).
+    tags = hashtags(post.text) if is_listed(post) and not post.deleted_at else []
     if not new:
         stale = PostTag.objects.filter(author_id=post.author_id, post_id=post.pk)
         stale.exclude(tag__in=tags).delete()
@@ -134,7 +135,7 @@ def tag_page(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int | No
         # --tags). On Citus, _tag_page_routed (docs/SCALING.md).
         .select_related("post", "post__author")
     )
-    rows = visible_to(rows, viewer_id)
+    rows = without_muted_words(visible_to(rows, viewer_id), viewer_id, "post__text")
     page = keyset_page(rows, field="timeline_key", cursor=cursor, limit=limit)
     return Page(items=[row.post for row in page.items], older=page.older, newer=page.newer)
 

@@ -3,7 +3,7 @@ profile, a person's posts) and ``/@<username>/report/``."""
 
 from django.urls import include, path
 
-from posts import content_views, media_views, profile_views, views
+from posts import content_views, media_views, profile_views, public_timeline, views
 
 app_name = "posts"
 
@@ -26,6 +26,7 @@ urlpatterns = [
     ),
     path("posts/<str:post_id>/edit/", content_views.edit, name="edit"),
     path("posts/<str:post_id>/history/", content_views.history, name="history"),
+    path("public/", public_timeline.public_timeline, name="public"),
     path("tags/", content_views.trending_page, name="trending"),
     path("tags/<str:tag>/", content_views.tag_page, name="tag"),
     path("@<username:username>/", profile_views.profile, name="profile"),

@@ -75,6 +75,9 @@ def _quoted_post(form: PostForm, *, viewer_id: int) -> Post | None:
     if post is None or not may_see(viewer_id, post):
         form.add_error("quote_of", "This post cannot be quoted: it is not there, or not for you.")
         return None
+    if not post.may_be_shared:
+        form.add_error("quote_of", "Only public and unlisted posts can be quoted.")
+        return None
     return post
 
 
@@ -103,9 +106,13 @@ def new_post(request: HttpRequest) -> HttpResponse:
         quote_of=quoted,
         spoiler_text=form.cleaned_data["spoiler_text"],
         media=form.cleaned_data["media"],
+        visibility=form.cleaned_data["visibility"],
     )
     if wants_fragment(request):  # the new post, for the page to put at the top of its list
         return _post_fragment(request, created, parent=parent, status=201)
+    back = safe_next(request)  # a conversation's reply box comes back to it
+    if back is not None:
+        return HttpResponseRedirect(back)
     if parent is not None:
         return redirect("posts:detail", post_id=parent.pk)
     return redirect("timelines:home")
@@ -128,7 +135,7 @@ def detail(request: HttpRequest, post_id: str) -> HttpResponse:
         "post": post,
         "thread": thread,
         "page": thread.replies,
-        "form": PostForm(initial={"in_reply_to": post.pk}),
+        "form": PostForm(initial={"in_reply_to": post.pk, "visibility": post.visibility}),
         **selectors.viewer_marks(request.user, shown),
     }
     return render(request, "posts/detail.html", context)
@@ -173,6 +180,8 @@ def unlike(request: HttpRequest, post_id: str) -> HttpResponse:
 @ratelimit("like")
 def repost(request: HttpRequest, post_id: str) -> HttpResponse:
     post = _post_for_action(request, post_id)
+    if not post.may_be_shared:
+        raise PermissionDenied("Only public and unlisted posts can be reposted or quoted.")
     form = QuoteForm(request.POST)
     if not form.is_valid():
         return render(request, "posts/compose.html", {"form": form}, status=400)

@@ -17,7 +17,7 @@ from typing import Any
 from django.db.models import F
 
 from accounts.models import User
-from relations.models import Block, Followee, Follower, FollowImport, Mute
+from relations.models import Block, Followee, Follower, FollowImport, FollowRequest, Mute
 
 
 def erase_graph(*, user_id: int) -> None:
@@ -36,6 +36,8 @@ def erase_graph(*, user_id: int) -> None:
     Mute.objects.filter(user_id=user_id).delete()
     Mute.objects.filter(muted_id=user_id).delete()
     FollowImport.objects.filter(user_id=user_id).delete()
+    FollowRequest.objects.filter(user_id=user_id).delete()
+    FollowRequest.objects.filter(requester_id=user_id).delete()
 
 
 def on_account_erasing(sender: Any, user_id: int, **kwargs: Any) -> None:

@@ -25,6 +25,9 @@ class Follower(models.Model):
         db_constraint=False,
     )
     created_at = models.DateTimeField()
+    # The follower asked to be notified of ``user``'s posts (mirrors Followee's):
+    # read from the author's side when a post is made.
+    notify_posts = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
@@ -57,6 +60,11 @@ class Followee(models.Model):
         db_constraint=False,
     )
     created_at = models.DateTimeField()
+    # Per-follow options (relations.services.set_follow_options): ``user``'s feed
+    # leaves out ``followee``'s plain reposts (relations.visibility), and ``user`` is
+    # notified of ``followee``'s posts (mirrored on the Follower row).
+    hide_reposts = models.BooleanField(default=False, db_default=False)
+    notify_posts = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
@@ -161,3 +169,62 @@ class FollowImport(models.Model):
     @property
     def percent(self) -> int:
         return min(100, 100 * self.done // self.total) if self.total else 0
+
+
+class FollowRequest(models.Model):
+    """``requester`` asks to follow ``user``, whose account is locked: one row in
+    ``user``'s list of requests, keyed by ``user`` (the shard key) until accepted
+    (it becomes a follow) or rejected (it goes)."""
+
+    pk = models.CompositePrimaryKey("user_id", "requester_id")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    requester = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        # Not a database key: Citus refuses one between two users' shards.
+        db_constraint=False,
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(user=models.F("requester")), name="follow_request_not_self"
+            ),
+        ]
+        indexes = [
+            # The requests page: newest first, keyset (relations.selectors).
+            models.Index(
+                fields=["user", "-created_at", "-requester"], name="follow_request_list_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.requester_id} asks to follow {self.user_id}"
+
+
+class MutedWord(models.Model):
+    """A word or phrase ``user`` never wants to see in their feed, threads, notifications
+    or search (relations.muted_words builds ``pattern``; relations.visibility applies it),
+    until ``expires_at`` if set."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    phrase = models.CharField(max_length=100)
+    # A regular expression both PostgreSQL (~*) and Python (re, SQLite's REGEXP)
+    # read alike: the phrase as a whole word, or as a substring for CJK text.
+    pattern = models.CharField(max_length=700)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "phrase"], name="one_muted_word_per_phrase"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} mutes the word {self.phrase!r}"

@@ -8,7 +8,7 @@ from accounts import claims
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
 from relations import visibility
-from relations.models import Followee, Follower
+from relations.models import Followee, Follower, FollowRequest
 
 
 @dataclass
@@ -56,7 +56,7 @@ def is_relation_cursor(value: str) -> bool:
 
 
 def _relation_page(
-    table: type[Follower] | type[Followee],
+    table: type[Follower] | type[Followee] | type[FollowRequest],
     other: str,
     *,
     user_id: int,
@@ -133,6 +133,13 @@ def following_page(
     """People ``user`` follows, newest follow first (keyset on ``Followee``)."""
     return _relation_page(
         Followee, "followee", user_id=user.pk, viewer=viewer, cursor=cursor, limit=limit
+    )
+
+
+def follow_requests_page(*, user: User, cursor: Cursor, limit: int = 20) -> Page[Relation]:
+    """People asking to follow ``user``, newest request first (keyset on ``FollowRequest``)."""
+    return _relation_page(
+        FollowRequest, "requester", user_id=user.pk, viewer=user, cursor=cursor, limit=limit
     )
 
 

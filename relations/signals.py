@@ -5,6 +5,7 @@ roll back with the change); one that acts outside the database (a task, a
 cache) does it from ``transaction.on_commit``.
 
 followed, unfollowed kwargs: follower_id, followee_id.
+follow_requested, follow_accepted kwargs: user_id (the locked account), requester_id.
 blocked, muted, unmuted kwargs: user_id, target_id.
 """
 
@@ -15,3 +16,5 @@ unfollowed = Signal()
 blocked = Signal()
 muted = Signal()
 unmuted = Signal()
+follow_requested = Signal()
+follow_accepted = Signal()

@@ -61,6 +61,10 @@ def follow(request: HttpRequest, username: str) -> HttpResponse:
     else:
         if created:
             messages.success(request, f"You now follow @{person.username}.")
+        elif services.is_requested(requester_id=request.user.pk, user_id=person.pk):
+            messages.info(
+                request, f"@{person.username} approves followers: your request is waiting."
+            )
         else:
             messages.info(request, f"You already follow @{person.username}.")
     return _redirect_back(request, person)
@@ -75,6 +79,25 @@ def unfollow(request: HttpRequest, username: str) -> HttpResponse:
         messages.success(request, f"You no longer follow @{person.username}.")
     else:
         messages.info(request, f"You did not follow @{person.username}.")
+    return _redirect_back(request, person)
+
+
+@require_POST
+@login_required
+@ratelimit("follow")
+def follow_options(request: HttpRequest, username: str) -> HttpResponse:
+    """The options of your follow: ``hide_reposts``, ``notify_posts`` (checkboxes)."""
+    person = _user_or_404(username)
+    changed = services.set_follow_options(
+        follower=request.user,
+        followee=person,
+        hide_reposts=bool(request.POST.get("hide_reposts")),
+        notify_posts=bool(request.POST.get("notify_posts")),
+    )
+    if changed:
+        messages.success(request, f"Saved your options for @{person.username}.")
+    else:
+        messages.info(request, f"You do not follow @{person.username}.")
     return _redirect_back(request, person)
 
 

@@ -7,6 +7,11 @@ The rules (DESIGN.md), each about a viewer V and a user U:
   entries, follows.
 - **followed or self**: U is V, or V follows U. A home feed is made of them.
 - **muted**: V muted U. U's posts and reposts leave V's home feed.
+- **reposts hidden**: V follows U with ``hide_reposts``: U's plain reposts leave
+  V's home feed (U's own posts stay).
+- **muted words**: a text V reads (a post's, a repost's original's) matching one
+  of V's muted words in force (``relations.muted_words``) leaves V's home feed,
+  threads, notifications and search.
 
 Every list asks here, in the form it needs: ``Q`` builders over any field
 that names a user (``"author_id"``, ``"repost_of__author_id"``, ``"pk"``) for
@@ -23,9 +28,12 @@ are built from these in ``posts.visibility``.
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from django.db.models import Q, Value
+from django.db import connection
+from django.db.models import Case, Exists, F, OuterRef, Q, Value, When
+from django.db.models.lookups import IRegex
 
-from relations.models import Block, Followee, Mute
+from relations import muted_words
+from relations.models import Block, Followee, FollowRequest, Mute, MutedWord
 
 # --- the ORM form ---------------------------------------------------------------
 
@@ -57,17 +65,42 @@ def muted(viewer_id: int, user_field: str) -> Q:
     return _among(user_field, Mute.objects.filter(user_id=viewer_id).values("muted_id"))
 
 
-STANDINGS = ("viewer_follows", "viewer_blocks", "blocks_viewer", "viewer_mutes")
+def reposts_hidden(viewer_id: int, user_field: str) -> Q:
+    """Rows whose ``user_field`` user the viewer follows with their reposts hidden."""
+    hidden = Followee.objects.filter(user_id=viewer_id, hide_reposts=True)
+    return _among(user_field, hidden.values("followee_id"))
+
+
+def muted_words_match(viewer_id: int, text_field: str) -> Exists:
+    """Rows whose ``text_field`` matches one of the viewer's muted words in force."""
+    words = MutedWord.objects.filter(muted_words.live(), user_id=viewer_id)
+    return Exists(words.filter(IRegex(OuterRef(text_field), F("pattern"))))
+
+
+STANDINGS = (
+    "viewer_follows",
+    "viewer_blocks",
+    "blocks_viewer",
+    "viewer_mutes",
+    "viewer_requested",
+    "viewer_hides_reposts",
+    "viewer_notified",
+)
 
 
 def where_viewer_stands(viewer_id: int, user_id: int) -> dict[str, bool]:
-    """Where the viewer stands with one person (``STANDINGS``): one statement of four
-    primary-key probes, three on the viewer's shard and one on the person's."""
+    """Where the viewer stands with one person (``STANDINGS``): one statement of seven
+    primary-key probes, five on the viewer's shard (a follow and its options, a block,
+    a mute) and two on the person's (a block of the viewer, a pending follow request
+    of the viewer's)."""
     probes = [
         Followee.objects.filter(user_id=viewer_id, followee_id=user_id),
         Block.objects.filter(user_id=viewer_id, blocked_id=user_id),
         Block.objects.filter(user_id=user_id, blocked_id=viewer_id),
         Mute.objects.filter(user_id=viewer_id, muted_id=user_id),
+        FollowRequest.objects.filter(user_id=user_id, requester_id=viewer_id),
+        Followee.objects.filter(user_id=viewer_id, followee_id=user_id, hide_reposts=True),
+        Followee.objects.filter(user_id=viewer_id, followee_id=user_id, notify_posts=True),
     ]
     first, *rest = (
         rows.values_list(Value(name)) for name, rows in zip(STANDINGS, probes, strict=True)
@@ -102,6 +135,28 @@ def sql_muted(column: str) -> str:
     return f"EXISTS (SELECT 1 FROM {mute} m WHERE m.user_id = %(viewer)s AND m.muted_id = {column})"
 
 
+def sql_reposts_hidden(column: str) -> str:
+    followee = Followee._meta.db_table
+    return (
+        f"EXISTS (SELECT 1 FROM {followee} h WHERE h.user_id = %(viewer)s"
+        f" AND h.followee_id = {column} AND h.hide_reposts)"
+    )
+
+
+def sql_muted_words(*texts: str) -> str:
+    """Whether any of these text columns matches one of the viewer's muted words in
+    force (``%(now)s`` is the time, so that every dialect agrees on expiry)."""
+    word = MutedWord._meta.db_table
+    if connection.vendor == "postgresql":
+        matched = " OR ".join(f"{text} ~* w.pattern" for text in texts)
+    else:  # SQLite: Django's REGEXP function is Python's re
+        matched = " OR ".join(f"{text} REGEXP '(?i)' || w.pattern" for text in texts)
+    return (
+        f"EXISTS (SELECT 1 FROM {word} w WHERE w.user_id = %(viewer)s"
+        f" AND (w.expires_at IS NULL OR w.expires_at > %(now)s) AND ({matched}))"
+    )
+
+
 # --- the set form: where a viewer stands, read first, checked in Python --------
 # For a cluster, where a statement may not join a user's rows to another
 # user's (docs/SCALING.md): the viewer's follows and mutes are one shard's
@@ -117,6 +172,8 @@ class Standing:
     followed: frozenset[int]
     muted: frozenset[int]
     blocked: frozenset[int]
+    reposts_hidden: frozenset[int] = frozenset()
+    muted_patterns: tuple[str, ...] = ()
 
     def followed_or_self(self, user_id: int) -> bool:
         return user_id == self.viewer_id or user_id in self.followed
@@ -126,6 +183,15 @@ class Standing:
 
     def blocked_either_way(self, user_id: int) -> bool:
         return user_id in self.blocked
+
+    def hides_reposts_of(self, user_id: int) -> bool:
+        return user_id in self.reposts_hidden
+
+    def mutes_text(self, text: str | None) -> bool:
+        """Whether ``text`` matches one of the viewer's muted words in force."""
+        return text is not None and any(
+            muted_words.matches(pattern, text) for pattern in self.muted_patterns
+        )
 
 
 def blocked_among(viewer_id: int, user_ids: Collection[int]) -> set[int]:
@@ -139,21 +205,31 @@ def blocked_among(viewer_id: int, user_ids: Collection[int]) -> set[int]:
 
 
 def standing(viewer_id: int, blocks_among: Collection[int] = ()) -> Standing:
-    """The viewer's follows and mutes (one statement, on the viewer's shard), and
-    which of ``blocks_among`` are blocked either way with them (one more)."""
-    own = (
-        Followee.objects.filter(user_id=viewer_id)
-        .values_list(Value("f"), "followee_id")
-        .union(Mute.objects.filter(user_id=viewer_id).values_list(Value("m"), "muted_id"), all=True)
+    """The viewer's follows (with reposts hidden or not), mutes and muted words in
+    force (one statement, on the viewer's shard), and which of ``blocks_among`` are
+    blocked either way with them (one more)."""
+    follows = Followee.objects.filter(user_id=viewer_id)
+    kind = Case(When(hide_reposts=True, then=Value("h")), default=Value("f"))
+    words = MutedWord.objects.filter(muted_words.live(), user_id=viewer_id)
+    own = follows.values_list(kind, "followee_id", Value("")).union(
+        Mute.objects.filter(user_id=viewer_id).values_list(Value("m"), "muted_id", Value("")),
+        words.values_list(Value("w"), Value(0), "pattern"),
+        all=True,
     )
-    rows: dict[str, set[int]] = {"f": set(), "m": set()}
-    for kind, user_id in own:
-        rows[kind].add(user_id)
+    rows: dict[str, set[int]] = {"f": set(), "h": set(), "m": set()}
+    patterns = []
+    for row_kind, user_id, pattern in own:
+        if row_kind == "w":
+            patterns.append(pattern)
+        else:
+            rows[row_kind].add(user_id)
     return Standing(
         viewer_id,
-        frozenset(rows["f"]),
+        frozenset(rows["f"] | rows["h"]),
         frozenset(rows["m"]),
         frozenset(blocked_among(viewer_id, blocks_among)),
+        reposts_hidden=frozenset(rows["h"]),
+        muted_patterns=tuple(patterns),
     )
 
 
@@ -164,6 +240,17 @@ def is_blocked_either_way(a_id: int, b_id: int) -> bool:
     return Block.objects.filter(
         Q(user_id=a_id, blocked_id=b_id) | Q(user_id=b_id, blocked_id=a_id)
     ).exists()
+
+
+def followed_among(viewer_id: int, user_ids: Collection[int]) -> set[int]:
+    """Which of ``user_ids`` the viewer follows: one range of the viewer's Followee rows."""
+    rows = Followee.objects.filter(user_id=viewer_id, followee_id__in=user_ids)
+    return set(rows.values_list("followee_id", flat=True))
+
+
+def follows(viewer_id: int, user_id: int) -> bool:
+    """Whether the viewer follows the user: one primary-key probe on the viewer's shard."""
+    return Followee.objects.filter(user_id=viewer_id, followee_id=user_id).exists()
 
 
 def is_muted(viewer_id: int, user_id: int) -> bool:

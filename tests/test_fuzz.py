@@ -175,6 +175,10 @@ PAGES = [
     "/timeline/new/",
     "/tags/",
     "/tags/news/",
+    "/public/",
+    "/messages/",
+    "/follow-requests/",
+    "/settings/muted-words/",
 ]
 PARAMS = ["before", "after", "q", "next", "page"]
 
@@ -259,6 +263,19 @@ def test_any_username_in_the_path_is_not_a_500(cast, username, action):
 
 
 # --- Forms -----------------------------------------------------------------------------
+
+
+@FUZZ
+@given(word=nasty_text, days=nasty_text, visibility=nasty_text)
+def test_muted_words_and_visibility_fields(cast, word, days, visibility):
+    """A muted word and its days, a post's level: any text is a form error or goes through."""
+    client = cast["client"]
+    before = _rows()
+    response = client.post("/settings/muted-words/", {"word": word, "expires_in_days": days})
+    _assert_sane(response, before)
+    response = client.post("/posts/new/", {"text": "x", "visibility": visibility})
+    _assert_sane(response, before)
+    assert client.get("/").status_code == 200
 
 
 @FUZZ

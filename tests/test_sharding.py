@@ -59,6 +59,11 @@ ALLOWED = [
         "it then runs name their readers",
     ),
     Allowed(
+        r'FROM "posts_post" .*"posts_post"\."visibility" = .*ORDER BY "posts_post"\."timeline_key"',
+        "the public timeline: everyone's public posts, every shard, one post_public_idx "
+        "range scan each (posts.public_timeline)",
+    ),
+    Allowed(
         r'FROM "posts_like" WHERE "posts_like"\."post_id" = ',
         "who liked an edited post (a task, once per edit): likes are keyed by the liker",
     ),
@@ -152,6 +157,18 @@ def scripted_session(client_class, on_commit) -> None:
     _get(erin, "/notifications/")
     _post(erin, "/notifications/read/", on_commit=on_commit)
     _get(dora, "/search/?q=hello")
+    # Issue 13: posts at each level, the public timeline.
+    _post(erin, "/posts/new/", {"text": "friends only", "visibility": "followers"}, on_commit)
+    _post(erin, "/posts/new/", {"text": "@dora just you", "visibility": "direct"}, on_commit)
+    _get(dora, "/public/")
+    _get(dora, "/")
+    _get(dora, f"/posts/{_newest_post_id('erin')}/")
+    # A locked account: a follow request, the requests page, its acceptance.
+    _post(fred, "/accounts/profile/", {"display_name": "fred", "locked": "on"}, on_commit)
+    _post(dora, "/@fred/follow/", on_commit=on_commit)
+    _get(erin, "/@fred/")
+    _get(fred, "/follow-requests/")
+    _post(fred, "/follow-requests/dora/accept/", on_commit=on_commit)
     # Issue 12: a #tag, its page, trending, an edit and its history, quotes.
     _post(erin, "/posts/new/", {"text": "about #Topic and https://example.com"}, on_commit)
     tagged = _newest_post_id("erin")

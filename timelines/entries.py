@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.expressions import Col
+from django.utils import timezone
 
 from accounts.models import User
 from feed_project import sharding
@@ -99,7 +100,7 @@ def _shown_entries(
 ) -> list[Post]:
     """The first ``limit`` entries among ``post_ids`` that the reader's feed shows,
     in scan order, with their authors and originals loaded."""
-    params: dict[str, object] = {"viewer": reader_id, "limit": limit}
+    params: dict[str, object] = {"viewer": reader_id, "limit": limit, "now": timezone.now()}
     params.update({f"p{n}": post_id for n, post_id in enumerate(post_ids)})
     sql = _ENTRIES_SQL.format(
         post=Post._meta.db_table,

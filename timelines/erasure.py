@@ -20,7 +20,15 @@ from django.db.models import F, Q
 from accounts.models import User
 from posts import ids
 from timelines import cache
-from timelines.models import FanOut, InboxEntry, InboxState, PendingTask, PullAuthor
+from timelines.models import (
+    Conversation,
+    ConversationMessage,
+    FanOut,
+    InboxEntry,
+    InboxState,
+    PendingTask,
+    PullAuthor,
+)
 from timelines.notifications.models import Notification
 
 
@@ -49,6 +57,11 @@ def erase_reader_and_author(*, user_id: int) -> None:
         )
     Notification.objects.filter(about).delete()
     Notification.objects.filter(recipient_id=user_id).delete()
+
+    # Their own copies of conversations; others' copies keep the keys of messages
+    # that no longer exist (the page skips them).
+    ConversationMessage.objects.filter(user_id=user_id).delete()
+    Conversation.objects.filter(user_id=user_id).delete()
 
     PendingTask.objects.filter(owner=user_id).delete()
     FanOut.objects.filter(post_id__gte=low, post_id__lt=high).delete()

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from posts import ids
-from posts.models import Post
+from posts.models import Post, Visibility
 from relations.models import Follower
 from timelines import inbox, outbox
 from timelines.inbox import Inbox
@@ -73,6 +73,20 @@ def follower_chunks(author_id: int) -> list[Chunk]:
         after = batch[-1]
 
 
+def readers_chunks(*, author_id: int, visibility: str, recipients: str) -> list[Chunk]:
+    """The chunks a post goes to: every follower (public, unlisted, followers-only: the
+    same walk), or for a direct post one chunk per person it addresses, which
+    ``deliver_chunk`` narrows to those who follow the author (as Mastodon delivers
+    a direct post to its mentioned followers): a row each, no walk of the rest."""
+    if visibility != Visibility.DIRECT:
+        return follower_chunks(author_id)
+    return [Chunk(after=reader - 1, upto=reader) for reader in sorted(_ids_in(recipients))]
+
+
+def _ids_in(recipients: str) -> set[int]:
+    return {int(part) for part in recipients.split()}
+
+
 # --- delivering a post ------------------------------------------------------------
 
 
@@ -111,7 +125,9 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
     own = Inbox(post.author_id)
     if own.is_kept():
         own.push([(post.timeline_key, post.author_id)])
-    chunks = follower_chunks(post.author_id)
+    chunks = readers_chunks(
+        author_id=post.author_id, visibility=post.visibility, recipients=post.recipients
+    )
     with transaction.atomic():
         FanOut.objects.filter(pk=post_id).update(
             mode=FanOut.Mode.PUSH,
@@ -242,11 +258,17 @@ def plan_removal(*, post_id: str) -> list[Chunk]:
     Readers never see the post meanwhile (the read joins to live posts); this
     only keeps the inboxes tidy.
     """
-    post = Post.objects.with_id(post_id).values("timeline_key", "author_id").first()
+    post = (
+        Post.objects.with_id(post_id)
+        .values("timeline_key", "author_id", "visibility", "recipients")
+        .first()
+    )
     if post is None:
         return []
     inbox.remove_key([post["author_id"]], post["timeline_key"])
-    chunks = follower_chunks(post["author_id"])
+    chunks = readers_chunks(
+        author_id=post["author_id"], visibility=post["visibility"], recipients=post["recipients"]
+    )
     with transaction.atomic():
         for chunk in chunks:
             outbox.record(REMOVE_CHUNK, post_id, chunk.after, chunk.upto)

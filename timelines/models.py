@@ -180,10 +180,14 @@ class CacheGeneration(models.Model):
 
 
 # Notifications have a room of their own; Django finds their model here.
+# So have private messages.
+from timelines.conversations.models import Conversation, ConversationMessage  # noqa: E402
 from timelines.notifications.models import Notification  # noqa: E402
 
 __all__ = [
     "CacheGeneration",
+    "Conversation",
+    "ConversationMessage",
     "FanOut",
     "InboxEntry",
     "InboxState",

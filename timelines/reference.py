@@ -1,5 +1,11 @@
 """The pull model of DESIGN.md, written as plainly as possible: the oracle.
 
+What it encodes (all through the one rule, ``posts.visibility.in_home_feed``):
+the follows of the reader now (a locked account's pending requests are no
+follow: only accepted ones are ``Followee`` rows), each post's level (a
+followers-only post is for those follows, a direct one only for its author
+and the people it addresses), mutes and blocks.
+
 Every delivery path (push, pull, caches, rebuilds, collapsing reposts) is
 tested against it (tests/timelines/test_feed_invariant.py). It uses the same
 visibility rule as the engine (``posts.visibility.in_home_feed``), in its ORM
@@ -78,7 +84,10 @@ def reference_item(*, reader_id: int, key: str) -> tuple[str, str, str | None]:
     quoted = None
     if shown.quote_of_id:
         seen = visibility.visible_to(
-            Post.objects.visible().with_id(shown.quote_of_id), reader_id
+            Post.objects.visible()
+            .with_id(shown.quote_of_id)
+            .filter(visibility__in=visibility.OPEN),
+            reader_id,
         ).exists()
         quoted = shown.quote_of_id if seen else UNAVAILABLE
     return shown.pk, shown.text, quoted

@@ -13,6 +13,7 @@ from accounts.signals import last_active_refreshed
 from posts.signals import post_created, post_deleted
 from relations.signals import followed, muted, unfollowed, unmuted
 from timelines import fanout, tasks
+from timelines.conversations import signals as conversation_signals
 from timelines.inbox import Inbox
 from timelines.notifications import signals as notification_signals
 from timelines.outbox import record
@@ -52,3 +53,4 @@ def connect() -> None:
     unmuted.connect(mute_changed, dispatch_uid="timelines.restore_unmuted")
     last_active_refreshed.connect(reader_returned, dispatch_uid="timelines.reader_returned")
     notification_signals.connect()
+    conversation_signals.connect()

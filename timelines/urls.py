@@ -1,6 +1,7 @@
 from django.urls import path
 
 from timelines import views
+from timelines.conversations import views as conversation_views
 from timelines.notifications import views as notification_views
 
 app_name = "timelines"
@@ -9,5 +10,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("timeline/new/", views.new_posts, name="new_posts"),
     path("notifications/", notification_views.notifications_page, name="notifications"),
+    path("messages/", conversation_views.conversations, name="conversations"),
+    path("messages/<str:key>/", conversation_views.conversation, name="conversation"),
     path("notifications/read/", notification_views.mark_notifications_read, name="mark_read"),
 ]

@@ -33,6 +33,7 @@ from tests import images
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 from tests.private_redis import private_redis
+from timelines.models import Conversation
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 
@@ -52,6 +53,10 @@ ACTIONS = {
     "@<>/mute/",
     "@<>/unmute/",
     "@<>/report/",
+    "follow-requests/<>/accept/",
+    "@<>/follow-options/",
+    "settings/muted-words/<>/delete/",
+    "follow-requests/<>/reject/",
     "notifications/read/",
     "accounts/email/resend/",
     "settings/security/2fa/setup/",
@@ -82,6 +87,7 @@ FORMS = {
     "settings/export/",
     "settings/import/follows/",
     "posts/<>/edit/",
+    "settings/muted-words/",
 }
 # POST only with CSRF, but harmless for a visitor (Django's LogoutView).
 LOGOUT = {"accounts/logout/"}
@@ -107,6 +113,10 @@ READ_ONLY = {
     "tags/<>/",
     "accounts/avatar/<>.svg",
     "accounts/avatars/<>/<>.webp",
+    "public/",
+    "follow-requests/",
+    "messages/",
+    "messages/<>/",
 }
 # Read-only links for their owner only: GET signed in (anything else is a 404
 # or a redirect to log in), POST a 405 (tests/accounts/test_exports.py).
@@ -161,6 +171,7 @@ def world(db):
     avatar_upload.replace(
         user=bob, picture=avatar_upload.prepare(images.upload("b.png", images.image_bytes("PNG")))
     )
+    Conversation.objects.create(user=alice, key=f"{alice.pk}.{bob.pk}", last_key="0" * 16)
     return {
         "alice": alice,
         "bob": bob,
@@ -178,6 +189,10 @@ def _url(route: str, world: dict) -> str:
     if route == "accounts/avatars/<>/<>.webp":
         return f"/accounts/{world['bob'].avatar}"
     post = world["alice_post"] if route.endswith(("delete/", "edit/")) else world["bob_post"]
+    if route == "messages/<>/":  # alice's conversation with bob
+        return f"/messages/{world['alice'].pk}.{world['bob'].pk}/"
+    if route.startswith("settings/muted-words/"):  # a muted word's id
+        return "/" + route.replace("<>", "1")
     if route.startswith("posts/"):  # the post, then the image's position (media routes)
         return "/" + route.replace("<>", post.pk, 1).replace("<>", "0")
     return "/" + route.replace("<>", "bob")
@@ -222,6 +237,7 @@ FORM_DATA = {
     "new_password2": NEW_PASSWORD,
     "days": "7",
     "max_uses": "1",
+    "word": "spoilers",
 }
 
 

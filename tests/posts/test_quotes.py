@@ -23,7 +23,7 @@ def post_ids(response) -> list[str]:
 def quoted_block(response, quote: Post) -> str:
     html = response.content.decode()
     found = re.search(
-        rf'<article class="post" data-post-id="{quote.pk}">.*?'
+        rf'<article class="post" data-post-id="{quote.pk}"[^>]*>.*?'
         rf'<div class="post-quote" data-quoted-post-id="([0-9A-Z]+)">(.*?)</div>',
         html,
         re.S,

@@ -22,7 +22,7 @@ def reposted_by(response, post_id: str) -> list[str]:
     """The names in the "Reposted by" line of the article of ``post_id``."""
     html = response.content.decode()
     article = re.search(
-        rf'<article class="post" data-post-id="{post_id}">(.*?)</article>', html, re.S
+        rf'<article class="post" data-post-id="{post_id}"[^>]*>(.*?)</article>', html, re.S
     )
     assert article, post_id
     line = re.search(r'<p class="post-reposted">(.*?)</p>', article.group(1), re.S)

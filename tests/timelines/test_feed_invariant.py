@@ -26,12 +26,25 @@ from hypothesis.stateful import (
 )
 
 from accounts.models import User
-from accounts.services import create_user, refresh_last_active
+from accounts.services import create_user, refresh_last_active, update_profile
 from feed_project.pagination import Cursor
 from posts import edits, ids, quotes
-from posts.models import Post
-from posts.services import create_post, delete_post, repost, undo_repost
-from relations.services import BlockedError, block, follow, mute, unblock, unfollow, unmute
+from posts.models import Post, Visibility
+from posts.services import NotShareable, create_post, delete_post, repost, undo_repost
+from relations import muted_words
+from relations.models import MutedWord
+from relations.services import (
+    BlockedError,
+    accept_request,
+    block,
+    follow,
+    mute,
+    reject_request,
+    set_follow_options,
+    unblock,
+    unfollow,
+    unmute,
+)
 from timelines import cache
 from timelines.cache import SENTINEL
 from timelines.feed import home_feed
@@ -48,6 +61,8 @@ TABLES = [
     "posts_postedit",
     "relations_follower",
     "relations_followee",
+    "relations_followrequest",
+    "relations_mutedword",
     "timelines_inboxentry",
     "timelines_inboxstate",
     "timelines_pullauthor",
@@ -55,6 +70,18 @@ TABLES = [
     "timelines_pendingtask",
 ]
 PAGE = 2
+LEVELS = st.sampled_from(Visibility.values)
+MENTIONS = st.lists(st.integers(min_value=1, max_value=4), max_size=2)
+# Texts and muted words: whole words ("hell" leaves "hello" alone), CJK substrings.
+WORDS = st.sampled_from(["hello", "hello world", "你好世界", "othello"])
+PHRASES = st.sampled_from(["hello", "hell", "world", "世界"])
+
+
+def mention_text(users: list[int]) -> str:
+    """ " @u1 @u3": mentions of the machine's users (u1 ... u4), who a direct post addresses."""
+    return "".join(f" @u{n}" for n in users)
+
+
 BOTTOM = "0" * 16  # below every key: ?after=BOTTOM starts at the oldest post
 
 
@@ -187,31 +214,81 @@ class FeedMachine(RuleBasedStateMachine):
             with contextlib.suppress(BlockedError):
                 follow(follower=User(pk=reader), followee=User(pk=author))
 
+    @rule(user=users, locked=st.booleans())
+    def lock(self, user: int, locked: bool) -> None:
+        """Lock (follows become requests) or unlock (every pending request accepted)."""
+        update_profile(user=User.objects.get(pk=user), display_name="", bio="", locked=locked)
+
+    @rule(user=users, requester=users, accepted=st.booleans())
+    def answer_request(self, user: int, requester: int, accepted: bool) -> None:
+        """Accept (a follow, backfilled) or reject a pending request, if there is one."""
+        answer = accept_request if accepted else reject_request
+        answer(user=User(pk=user), requester=User(pk=requester))
+
+    @rule(reader=users, author=users, hide=st.booleans(), notify=st.booleans())
+    def follow_options(self, reader: int, author: int, hide: bool, notify: bool) -> None:
+        """Hide (or show again) the reposts of someone followed; "notify me" changes no feed."""
+        set_follow_options(
+            follower=User(pk=reader),
+            followee=User(pk=author),
+            hide_reposts=hide,
+            notify_posts=notify,
+        )
+
+    @rule(user=users, phrase=PHRASES)
+    def mute_word(self, user: int, phrase: str) -> None:
+        muted_words.mute_word(user=User(pk=user), phrase=phrase)
+
+    @rule(user=users, phrase=PHRASES)
+    def unmute_word(self, user: int, phrase: str) -> None:
+        MutedWord.objects.filter(user_id=user, phrase=phrase).delete()
+
     @rule(reader=users, author=users)
     def unfollow(self, reader: int, author: int) -> None:
         unfollow(follower=User(pk=reader), followee=User(pk=author))
 
-    @rule(target=posts, author=users, quoting=st.none() | st.integers(min_value=0, max_value=9))
-    def post(self, author: int, quoting: int | None) -> str:
-        """A post, or (about half the time) a quote of an earlier post, whatever its state:
+    @rule(
+        target=posts,
+        author=users,
+        quoting=st.none() | st.integers(min_value=0, max_value=9),
+        level=LEVELS,
+        mentioning=MENTIONS,
+        words=WORDS,
+    )
+    def post(
+        self, author: int, quoting: int | None, level: str, mentioning: list[int], words: str
+    ) -> str:
+        """A post at any level, mentioning some people (whom a direct post addresses), or
+        (about half the time) a quote of an earlier post, whatever its state and level:
         quotes are drawn here rather than from the bundle so that histories hold many."""
         quoted = None
         if quoting is not None and self.posted:
             quoted = Post.objects.get(pk=self.posted[quoting % len(self.posted)])
-        text = "so true" if quoted else "hello"
-        post = create_post(author=User.objects.get(pk=author), text=text, quote_of=quoted)
+        text = ("so true " if quoted else "") + words + mention_text(mentioning)
+        post = create_post(
+            author=User.objects.get(pk=author), text=text, quote_of=quoted, visibility=level
+        )
         self.posted.append(post.pk)
         return post.pk
 
-    @rule(target=posts, author=users, parent=posts)
-    def reply(self, author: int, parent: str) -> str:
+    @rule(target=posts, author=users, parent=posts, level=LEVELS, mentioning=MENTIONS)
+    def reply(self, author: int, parent: str, level: str, mentioning: list[int]) -> str:
+        """A reply: at its parent's level or stricter; a direct one to a direct post
+        addresses that post's author and readers too."""
         return create_post(
-            author=User.objects.get(pk=author), text="re", in_reply_to=Post.objects.get(pk=parent)
+            author=User.objects.get(pk=author),
+            text="re" + mention_text(mentioning),
+            in_reply_to=Post.objects.get(pk=parent),
+            visibility=level,
         ).pk
 
     @rule(target=posts, user=users, post_id=posts)
     def repost(self, user: int, post_id: str) -> str:
-        shared = repost(user=User.objects.get(pk=user), post=Post.objects.get(pk=post_id))
+        """A repost; followers-only and direct posts refuse (the post itself comes back)."""
+        try:
+            shared = repost(user=User.objects.get(pk=user), post=Post.objects.get(pk=post_id))
+        except NotShareable:
+            return post_id
         self.posted.append(shared.pk)
         return shared.pk
 

@@ -74,7 +74,7 @@ def test_home_shows_author_name_username_link_and_time(client, alice, bob, publi
     content = client.get("/").content.decode()
 
     article = re.search(r"<article.*?</article>", content, re.S).group(0)
-    assert f'<article class="post" data-post-id="{post_id}">' in article
+    assert f'<article class="post" data-post-id="{post_id}" data-visibility="public">' in article
     assert "<strong>Alice</strong>" in article
     assert 'href="/@alice/"' in article
     assert "@alice" in article

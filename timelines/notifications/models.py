@@ -15,6 +15,11 @@ class Notification(models.Model):
         MENTION = "mention"
         QUOTE = "quote"
         EDITED = "edited"
+        # A follow request to a locked account, and its acceptance (to the requester).
+        REQUEST = "request"
+        ACCEPT = "accept"
+        # A post by someone the recipient follows with "notify me when they post".
+        POST = "post"
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False

@@ -16,6 +16,8 @@ from accounts.models import User
 from posts import ids
 from posts.mentions import mentioned_usernames
 from posts.models import Like, Post
+from posts.visibility import may_see
+from relations.models import Follower
 from relations.visibility import is_blocked_either_way
 from timelines.notifications.models import Notification
 
@@ -66,7 +68,7 @@ def notify_about_post(*, post_id: str) -> int:
     sent = 0
     # The recipients are the ids' authors (posts.ids): no need to read the posts
     # replied to or reposted, which live on other shards.
-    if post.in_reply_to_id is not None:
+    if post.in_reply_to_id is not None and _may_read(post.in_reply_to_id, post):
         sent += notify(
             recipient_id=ids.author_of_post_id(post.in_reply_to_id),
             kind=Kind.REPLY,
@@ -87,16 +89,36 @@ def notify_about_post(*, post_id: str) -> int:
             actor_id=post.author_id,
             post_id=post.pk,
         )
+    if post.repost_of_id is None:
+        sent += _notify_watchers(post)
     names = mentioned_usernames(post.text)
     if names:
         mentioned = User.objects.filter(
             pk__in=claims.user_ids_named(names).values(), is_active=True
         )
         for user_id in mentioned.values_list("pk", flat=True):
+            if not may_see(user_id, post):  # a followers-only post to a non-follower
+                continue
             sent += notify(
                 recipient_id=user_id, kind=Kind.MENTION, actor_id=post.author_id, post_id=post.pk
             )
     return sent
+
+
+def _notify_watchers(post: Post) -> int:
+    """A "post" notification to the followers who asked for one (and may read it): the
+    author's Follower rows, one range on the author's shard."""
+    watchers = Follower.objects.filter(user_id=post.author_id, notify_posts=True)
+    return sum(
+        notify(recipient_id=watcher, kind=Kind.POST, actor_id=post.author_id, post_id=post.pk)
+        for watcher in watchers.values_list("follower_id", flat=True)
+        if may_see(watcher, post)
+    )
+
+
+def _may_read(parent_id: str, reply: Post) -> bool:
+    """Whether the author of the post replied to may read the reply (its level)."""
+    return may_see(ids.author_of_post_id(parent_id), reply)
 
 
 def engaged_with(post: Post) -> set[int]:

@@ -14,6 +14,16 @@ def notify_followed(follower_id: int, followee_id: int) -> None:
     services.notify(recipient_id=followee_id, kind=Notification.Kind.FOLLOW, actor_id=follower_id)
 
 
+@shared_task(name="timelines.notify_follow_requested", base=OutboxTask, owner_arg=1)
+def notify_follow_requested(requester_id: int, user_id: int) -> None:
+    services.notify(recipient_id=user_id, kind=Notification.Kind.REQUEST, actor_id=requester_id)
+
+
+@shared_task(name="timelines.notify_follow_accepted", base=OutboxTask, owner_arg=1)
+def notify_follow_accepted(user_id: int, requester_id: int) -> None:
+    services.notify(recipient_id=requester_id, kind=Notification.Kind.ACCEPT, actor_id=user_id)
+
+
 @shared_task(name="timelines.notify_liked", base=OutboxTask)
 def notify_liked(post_id: str, author_id: int, user_id: int) -> None:
     services.notify(

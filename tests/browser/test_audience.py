@@ -1,0 +1,105 @@
+"""Who sees what, in a real browser: a locked account accepting a request, a muted word."""
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import User
+from posts.services import create_post
+from relations.services import follow
+from tests.browser.test_site import PASSWORD, article, log_in, visitors  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def person(username: str) -> User:
+    return User.objects.create_user(
+        username=username, password=PASSWORD, display_name=username.title()
+    )
+
+
+def test_lock_an_account_accept_a_request_and_read_a_followers_only_post(visitors):  # noqa: F811
+    lena, ask = visitors(), visitors()
+    person("lena"), person("ask")
+    log_in(lena, "lena")
+    log_in(ask, "ask")
+
+    lena.go("/accounts/profile/")
+    lena.page.check("input[name=locked]")
+    lena.submit("main form")
+    ask.go("/@lena/")
+    assert "locked" in ask.page.inner_text("h1")
+    ask.submit("form[action$='/follow/']")
+    assert "approves followers" in ask.page.inner_text(".messages")
+    assert "Requested" in ask.page.inner_text(".profile-actions")
+
+    lena.go("/follow-requests/")
+    lena.submit("li[data-requester='ask'] form[action$='/accept/']")
+    assert "@ask follows you now" in lena.page.inner_text(".messages")
+    lena.go("/")
+    lena.page.fill("form.compose textarea[name=text]", "for my followers only")
+    lena.page.select_option("form.compose select[name=visibility]", "followers")
+    lena.submit("form.compose")
+
+    post = User.objects.get(username="lena").posts.get(text="for my followers only")
+    assert post.visibility == "followers"
+    ask.go("/")
+    shown = article(ask, post.pk)
+    assert "for my followers only" in shown.inner_text()
+    assert shown.get_attribute("data-visibility") == "followers"
+    assert shown.locator("form[action$='/repost/']").count() == 0  # cannot be reposted
+    stranger = visitors()
+    stranger.go(f"/posts/{post.pk}/")
+    assert "for my followers only" not in stranger.page.content()
+
+
+def test_mute_a_word_and_see_the_post_disappear(visitors):  # noqa: F811
+    robin, wren = person("robin"), person("wren")
+    User.objects.filter(pk=robin.pk).update(last_active_at=timezone.now())
+    follow(follower=robin, followee=wren)
+    spoiler = create_post(author=wren, text="The butler did it!")
+    fine = create_post(author=wren, text="A fine day")
+    reader = visitors()
+    log_in(reader, "robin")
+    reader.go("/")
+    assert article(reader, spoiler.pk).is_visible()
+
+    reader.go("/settings/muted-words/")
+    reader.page.fill("input[name=word]", "butler")
+    reader.submit("main form")
+    assert reader.page.locator("[data-muted-word='butler']").is_visible()
+
+    reader.go("/")
+    assert article(reader, fine.pk).is_visible()
+    assert article(reader, spoiler.pk).count() == 0
+
+
+def test_send_and_answer_a_private_message(visitors):  # noqa: F811
+    person("ann"), person("ben")
+    ann, ben = visitors(), visitors()
+    log_in(ann, "ann")
+    log_in(ben, "ben")
+
+    ann.go("/")
+    ann.page.fill("form.compose textarea[name=text]", "@ben the secret plan")
+    ann.page.select_option("form.compose select[name=visibility]", "direct")
+    ann.submit("form.compose")
+
+    ben.go("/")
+    assert "Messages 1" in ben.page.inner_text("nav.site-nav")
+    ben.page.locator("nav.site-nav a[href='/messages/']").click()
+    ben.page.wait_for_load_state()
+    ben.page.locator("li.conversation a").first.click()
+    ben.page.wait_for_load_state()
+    assert "the secret plan" in ben.page.inner_text("main")
+    ben.page.fill("form[data-conversation-reply] textarea[name=text]", "count me in")
+    ben.submit("form[data-conversation-reply]")
+    assert "/messages/" in ben.page.url
+    messages = ben.page.locator("article[data-visibility='direct']")
+    assert messages.count() == 2
+    assert "count me in" in messages.last.inner_text()
+
+    ann.go("/messages/")
+    assert ann.page.locator("li.conversation.unread").count() == 1
+    ann.page.locator("li.conversation a").first.click()
+    ann.page.wait_for_load_state()
+    assert "count me in" in ann.page.inner_text("main")
