@@ -9,6 +9,8 @@ the pixels its own way, so no metadata (EXIF, GPS, XMP, ICC) is ever kept.
 """
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.core.files.uploadedfile import UploadedFile
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
@@ -58,24 +60,18 @@ def frames(image: Image.Image, label: str) -> list[Image.Image]:
     return found
 
 
-def first_frame(upload: UploadedFile, *, label: str = "The image") -> Image.Image:
-    """The upload's first frame, checked and decoded, EXIF orientation applied;
-    ``Refused`` says why not."""
+@contextmanager
+def reading(upload: UploadedFile, label: str) -> Iterator[None]:
+    """Around the reading of an upload: too many bytes, too many pixels (a
+    decompression bomb is an error, not a warning), not an image, or anything
+    else the decoders raise become ``Refused`` with the reason for the form."""
     if upload.size is not None and upload.size > MAX_BYTES:
         raise Refused(f"{label} is {megabytes(upload.size)}: an image is at most 10 MB.")
     upload.seek(0)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(upload, formats=list(FORMATS))
-            width, height = image.size
-            if width * height > MAX_PIXELS:
-                raise Refused(
-                    f"{label} is {width} x {height} pixels: an image is at most "
-                    f"{MAX_PIXELS // 1_000_000} megapixels."
-                )
-            image.load()
-            return ImageOps.exif_transpose(image)
+            yield
     except Refused:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
@@ -83,5 +79,21 @@ def first_frame(upload: UploadedFile, *, label: str = "The image") -> Image.Imag
     except UnidentifiedImageError as exc:
         raise Refused(f"{label} is not a JPEG, PNG, WebP or GIF image.") from exc
     except Exception as exc:
-        # Untrusted bytes through C decoders: whatever goes wrong, the answer is no.
+        # Untrusted bytes through C decoders: whatever goes wrong (OSError,
+        # SyntaxError, ValueError, EOFError, MemoryError...) the answer is no.
         raise Refused(f"{label} could not be read: the file is damaged or incomplete.") from exc
+
+
+def first_frame(upload: UploadedFile, *, label: str = "The image") -> Image.Image:
+    """The upload's first frame, checked and decoded, EXIF orientation applied;
+    ``Refused`` says why not."""
+    with reading(upload, label):
+        image = Image.open(upload, formats=list(FORMATS))
+        width, height = image.size
+        if width * height > MAX_PIXELS:
+            raise Refused(
+                f"{label} is {width} x {height} pixels: an image is at most "
+                f"{MAX_PIXELS // 1_000_000} megapixels."
+            )
+        image.load()
+        return ImageOps.exif_transpose(image)

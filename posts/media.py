@@ -22,7 +22,6 @@ import contextlib
 import io
 import os
 import secrets
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -32,12 +31,11 @@ from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.core.files.uploadedfile import UploadedFile
 from django.utils import timezone
 from django.utils.text import Truncator
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from accounts.models import User
-from feed_project.images import FORMATS, MAX_BYTES, Refused
+from feed_project.images import FORMATS, Refused, reading
 from feed_project.images import frames as _frames
-from feed_project.images import megabytes as _megabytes
 from posts import ids
 from posts.models import MAX_ALT_TEXT_LENGTH, Post, PostMedia
 
@@ -93,28 +91,13 @@ def _thumbnail(image: Image.Image) -> tuple[bytes, int, int]:
 
 def prepare(upload: UploadedFile, *, alt_text: str = "", label: str = "The image") -> Prepared:
     """Check one upload by its content and re-encode it; ``Refused`` says why not."""
-    if upload.size is not None and upload.size > MAX_BYTES:
-        raise Refused(f"{label} is {_megabytes(upload.size)}: an image is at most 10 MB.")
-    upload.seek(0)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(upload, formats=list(FORMATS))
-            fmt = image.format or ""
-            kept = {k: image.info[k] for k in _KEPT_INFO if k in image.info}
-            frames = _frames(image, label)
-            original = _encode(frames, fmt, kept)
-            thumbnail, thumb_width, thumb_height = _thumbnail(frames[0])
-    except Refused:
-        raise
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise Refused(f"{label} has too many pixels to be an image we take.") from exc
-    except UnidentifiedImageError as exc:
-        raise Refused(f"{label} is not a JPEG, PNG, WebP or GIF image.") from exc
-    except Exception as exc:
-        # Untrusted bytes through C decoders: whatever goes wrong (OSError,
-        # SyntaxError, ValueError, EOFError, MemoryError...) the answer is no.
-        raise Refused(f"{label} could not be read: the file is damaged or incomplete.") from exc
+    with reading(upload, label):
+        image = Image.open(upload, formats=list(FORMATS))
+        fmt = image.format or ""
+        kept = {k: image.info[k] for k in _KEPT_INFO if k in image.info}
+        frames = _frames(image, label)
+        original = _encode(frames, fmt, kept)
+        thumbnail, thumb_width, thumb_height = _thumbnail(frames[0])
     content_type, extension = FORMATS[fmt]
     return Prepared(
         original=original,
