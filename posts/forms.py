@@ -74,7 +74,8 @@ class PostForm(forms.Form):
     # parent's level when that is stricter (posts.services.create_post).
     visibility = forms.ChoiceField(
         required=False,
-        choices=Visibility.choices,
+        # Short labels: the select sits in the compose box's one row of options.
+        choices=[(value, label.split(" (")[0]) for value, label in Visibility.choices],
         initial=Visibility.PUBLIC,
         label="Who can see it",
     )

@@ -93,6 +93,7 @@ def test_a_post_with_two_images_reaches_a_follower_and_a_warning_opens(visitors)
     page.fill("form.compose input[name=spoiler_text]", "The end of the film")
     page.fill("form.compose textarea[name=text]", "The butler did it, in the library.")
     writer.submit("form.compose")
+    page.locator("#feed article details.post-warning").first.wait_for()  # in place
     warned = Post.objects.get(spoiler_text="The end of the film")
     reader.go("/")
     warning = article(reader, warned.pk).locator("details.post-warning")
