@@ -3,14 +3,13 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
-from accounts import claims
-from accounts.models import User
 from feed_project.pagination import Cursor
 from feed_project.ratelimits import ratelimit
 from relations import selectors, services
+from relations.views import user_or_404
 
 
 @require_safe
@@ -21,15 +20,11 @@ def follow_requests(request: HttpRequest) -> HttpResponse:
     return render(request, "relations/follow_requests.html", {"page": page})
 
 
-def _requester_or_404(username: str) -> User:
-    return get_object_or_404(claims.users_named(username))
-
-
 @require_POST
 @login_required
 @ratelimit("follow")
 def accept(request: HttpRequest, username: str) -> HttpResponse:
-    requester = _requester_or_404(username)
+    requester = user_or_404(username)
     if services.accept_request(user=request.user, requester=requester):
         messages.success(request, f"@{requester.username} follows you now.")
     else:
@@ -41,7 +36,7 @@ def accept(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def reject(request: HttpRequest, username: str) -> HttpResponse:
-    requester = _requester_or_404(username)
+    requester = user_or_404(username)
     if services.reject_request(user=request.user, requester=requester):
         messages.success(request, f"You turned down @{requester.username}'s request.")
     else:

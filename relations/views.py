@@ -16,7 +16,7 @@ from relations import selectors, services
 from relations.services import BlockedError, SelfFollowError
 
 
-def _user_or_404(username: str) -> User:
+def user_or_404(username: str) -> User:
     # Usernames are unique case-insensitively: /@Alice/ is alice's page.
     return get_object_or_404(claims.users_named(username))
 
@@ -27,7 +27,7 @@ def _redirect_back(request: HttpRequest, person: User) -> HttpResponse:
 
 
 def _relation_list(request: HttpRequest, username: str, *, which: str) -> HttpResponse:
-    person = _user_or_404(username)
+    person = user_or_404(username)
     read = selectors.followers_page if which == "followers" else selectors.following_page
     cursor = Cursor.from_request(request, selectors.is_relation_cursor)
     page: Page[selectors.Relation] = read(user=person, viewer=request.user, cursor=cursor)
@@ -49,7 +49,7 @@ def following(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def follow(request: HttpRequest, username: str) -> HttpResponse:
-    person = _user_or_404(username)
+    person = user_or_404(username)
     try:
         created = services.follow(follower=request.user, followee=person)
     except SelfFollowError:
@@ -74,7 +74,7 @@ def follow(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def unfollow(request: HttpRequest, username: str) -> HttpResponse:
-    person = _user_or_404(username)
+    person = user_or_404(username)
     if services.unfollow(follower=request.user, followee=person):
         messages.success(request, f"You no longer follow @{person.username}.")
     else:
@@ -87,7 +87,7 @@ def unfollow(request: HttpRequest, username: str) -> HttpResponse:
 @ratelimit("follow")
 def follow_options(request: HttpRequest, username: str) -> HttpResponse:
     """The options of your follow: ``hide_reposts``, ``notify_posts`` (checkboxes)."""
-    person = _user_or_404(username)
+    person = user_or_404(username)
     changed = services.set_follow_options(
         follower=request.user,
         followee=person,
@@ -105,7 +105,7 @@ def follow_options(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def block(request: HttpRequest, username: str) -> HttpResponse:
-    person = _user_or_404(username)
+    person = user_or_404(username)
     if person.pk == request.user.pk:
         messages.error(request, "You cannot block yourself.")
     elif services.block(user=request.user, target=person):
@@ -121,7 +121,7 @@ def block(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def unblock(request: HttpRequest, username: str) -> HttpResponse:
-    person = _user_or_404(username)
+    person = user_or_404(username)
     if services.unblock(user=request.user, target=person):
         messages.success(request, f"You unblocked @{person.username}.")
     else:
@@ -133,7 +133,7 @@ def unblock(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def mute(request: HttpRequest, username: str) -> HttpResponse:
-    person = _user_or_404(username)
+    person = user_or_404(username)
     if person.pk == request.user.pk:
         messages.error(request, "You cannot mute yourself.")
     elif services.mute(user=request.user, target=person):
@@ -147,7 +147,7 @@ def mute(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def unmute(request: HttpRequest, username: str) -> HttpResponse:
-    person = _user_or_404(username)
+    person = user_or_404(username)
     if services.unmute(user=request.user, target=person):
         messages.success(request, f"You unmuted @{person.username}.")
     else:
