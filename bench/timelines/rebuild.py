@@ -13,7 +13,7 @@ from timelines.inbox import Inbox
 from timelines.models import InboxEntry, InboxState, PullAuthor
 
 
-def _forget_inbox(reader_id: int) -> None:
+def forget_inbox(reader_id: int) -> None:
     """Back to a reader who was away: no inbox rows, no state row, no cache."""
     InboxEntry.objects.filter(reader_id=reader_id).delete()
     InboxState.objects.filter(reader_id=reader_id).delete()
@@ -85,15 +85,15 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
     """Figure 3: Inbox.rebuild of an inactive reader, beside the set-based raw limit."""
     readers = _Cycle(world.idle_ids)
     first = world.idle_ids[0]
-    _forget_inbox(first)
+    forget_inbox(first)
     pulled = Inbox(first).rebuild()
     kept = _inbox_keys(first)
-    _forget_inbox(first)
+    forget_inbox(first)
     raw_rebuild(first)
     same = _inbox_keys(first) == kept
 
     def forget_next() -> None:
-        _forget_inbox(readers.next())
+        forget_inbox(readers.next())
 
     log(f"rebuild: Inbox.rebuild x {options.rebuild_runs}")
     rebuild, rebuild_queries = measure_and_count(
@@ -110,7 +110,7 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
         setup=forget_next,
     )
     for reader in world.idle_ids:  # leave every idle reader as a rebuild leaves it
-        _forget_inbox(reader)
+        forget_inbox(reader)
         Inbox(reader).rebuild()
 
     reader_following = User.objects.values_list("following_count", flat=True).get(pk=first)

@@ -6,15 +6,15 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
+from bench.timelines.rebuild import forget_inbox
 from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
 from bench.timelines.spec import FOLLOWER, Log, Options, World, WorldError
 from bench.timelines.world import insert_follows, set_counters
 from feed_project.pagination import Cursor
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines import cache, feed
+from timelines import feed
 from timelines.entries import hydrate
-from timelines.models import InboxEntry, InboxState
 
 WIDE = f"{FOLLOWER}wide"  # a bench_ name: dropped with the world
 
@@ -42,13 +42,6 @@ def _ensure_wide_reader(world: World, following: int, log: Log) -> int:
     return reader.pk
 
 
-def _forget(reader_id: int) -> None:
-    """A reader who never came: no inbox rows, state or cache."""
-    InboxEntry.objects.filter(reader_id=reader_id).delete()
-    InboxState.objects.filter(reader_id=reader_id).delete()
-    cache.drop(reader_id)
-
-
 def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[Verdict]]:
     """Figure 4: home_feed's first page with no inbox (the page rebuilds it first),
     beside the plain query a Django developer would write for the same page."""
@@ -71,9 +64,12 @@ def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[V
 
     log(f"wide reader: first page x {options.samples}")
     page, page_queries = measure_and_count(
-        first_page, samples=options.samples, warmup=options.warmup, setup=lambda: _forget(reader_id)
+        first_page,
+        samples=options.samples,
+        warmup=options.warmup,
+        setup=lambda: forget_inbox(reader_id),
     )
-    _forget(reader_id)
+    forget_inbox(reader_id)
     log(f"wide reader: plain query x {options.samples}")
     base, base_queries = measure_and_count(plain, samples=options.samples, warmup=options.warmup)
     table = Table(
