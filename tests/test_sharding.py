@@ -47,10 +47,11 @@ ALLOWED = [
         "(posts.tags._tag_page_routed)",
     ),
     Allowed(
-        r"AS b\(author, low, high\)\s+CROSS JOIN LATERAL",
-        "a rebuild on plain PostgreSQL: one INSERT ... SELECT with a LATERAL index scan "
-        "per author, each pinned by its author from an array; Citus cannot push that "
-        "LATERAL down, so there timelines.rebuild takes pull's routed legs instead",
+        r"FROM unnest\(%\(authors\)s::bigint\[\]\)[^)]*\)\s+CROSS JOIN LATERAL",
+        "pull and rebuild on plain PostgreSQL: one statement of LATERAL index scans, one "
+        "per author, each pinned by its author from an array; Citus cannot push a LIMIT "
+        "down that LATERAL, so there timelines.pull reads the authors from their user "
+        "rows (colocated with posts, pushed down whole) and the rebuild takes that pull",
     ),
     Allowed(
         r'FROM "timelines_inboxstate" WHERE "timelines_inboxstate"\."reader_id" > ',

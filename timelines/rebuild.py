@@ -16,7 +16,6 @@ from django.db import connection
 
 from feed_project.pagination import Cursor
 from feed_project.sharding import on_citus
-from posts import ids
 from posts.models import Post
 from timelines import pull
 from timelines.models import InboxEntry
@@ -33,12 +32,10 @@ _REBUILD_SQL = """
 WITH pulled AS (
     SELECT p.timeline_key, p.author_id,
            count(*) OVER w AS taken, min(p.timeline_key) OVER w AS lowest
-    FROM unnest(%(authors)s::bigint[], %(lows)s::{key}[], %(highs)s::{key}[])
-         AS b(author, low, high)
+    FROM unnest(%(authors)s::bigint[]) AS b(author)
     CROSS JOIN LATERAL (
         SELECT timeline_key, author_id FROM {posts} p
-        WHERE p.author_id = b.author AND p.id >= b.low AND p.id < b.high
-          AND p.deleted_at IS NULL AND p.hidden_at IS NULL
+        WHERE p.author_id = b.author AND p.deleted_at IS NULL AND p.hidden_at IS NULL
         ORDER BY p.id DESC LIMIT %(per_author)s
     ) p
     WINDOW w AS (PARTITION BY p.author_id)
@@ -58,7 +55,7 @@ FROM kept
 """
 
 
-def write(reader_id: int, authors: list[int], *, per_author: int, cap: int) -> Written:
+def write(authors: list[int], *, reader_id: int, per_author: int, cap: int) -> Written:
     """Write what the rebuild keeps of these authors' posts into the reader's inbox."""
     if connection.vendor == "postgresql" and not on_citus(connection):
         return _write_in_database(reader_id, authors, per_author=per_author, cap=cap)
@@ -72,16 +69,11 @@ def write(reader_id: int, authors: list[int], *, per_author: int, cap: int) -> W
 
 
 def _write_in_database(reader_id: int, authors: list[int], *, per_author: int, cap: int) -> Written:
-    bounds = [ids.post_id_bounds(author) for author in authors]
     with connection.cursor() as db:
         db.execute(
-            _REBUILD_SQL.format(
-                posts=Post._meta.db_table, inbox=InboxEntry._meta.db_table, key=ids.SQL_TYPE
-            ),
+            _REBUILD_SQL.format(posts=Post._meta.db_table, inbox=InboxEntry._meta.db_table),
             {
                 "authors": authors,
-                "lows": [low for low, _ in bounds],
-                "highs": [high for _, high in bounds],
                 "per_author": per_author,
                 "cap": cap,
                 "reader": reader_id,
