@@ -14,7 +14,7 @@ from feed_project.pagination import Cursor, Page, make_page
 from relations.visibility import followed_or_self
 from timelines import inbox, pull
 from timelines.entries import FeedItem, hydrate
-from timelines.inbox import Inbox
+from timelines.inbox import Inbox, NotBuilt
 from timelines.models import PullAuthor
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def _pulled_authors(reader_id: int) -> list[int]:
 def _window(
     *,
     reader_id: int,
-    source: Inbox,
+    source: Inbox | NotBuilt,
     pulled: list[int],
     cursor: Cursor,
     limit: int,
@@ -96,7 +96,7 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     named as one: ``inbox.open_built``); the rest reads.
     """
     limit = page_size(limit)
-    opened = inbox.open_built(reader.pk)
+    opened = inbox.open_built(reader.pk, following=reader.following_count)
     pulled = _pulled_authors(reader.pk) if opened.follows_pulled else []
     notices: list[str] = []
     items: list[FeedItem] = []

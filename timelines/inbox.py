@@ -19,13 +19,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.cache import cache as django_cache
 from django.db import connection, transaction
 from django.utils import timezone
 
 from feed_project.pagination import Cursor
 from relations.selectors import followee_ids, is_following
 from relations.visibility import is_muted, sql_followed_or_self
-from timelines import cache, pull, rebuild
+from timelines import cache, outbox, pull, rebuild
 from timelines.cache import CachedInbox
 from timelines.models import CacheGeneration, InboxEntry, InboxState, PullAuthor
 
@@ -123,24 +124,29 @@ class Inbox:
            complete only above that author's oldest pulled key, so entries
            below the highest such key are deleted: the inbox is again complete
            above its oldest entry.
-        3. Trim to the cap, mark built, and drop the cache (the next read refills).
+        3. In the same transaction: trim to the cap and mark built. Then drop
+           the cache (the next read refills).
         """
         reader_id = self.reader_id
-        InboxState.objects.update_or_create(reader_id=reader_id, defaults={"built_at": None})
-        pulled_authors = set(PullAuthor.objects.values_list("author_id", flat=True))
-        authors = [a for a in [*followee_ids(reader_id), reader_id] if a not in pulled_authors]
+        InboxState.objects.bulk_create(
+            [InboxState(reader_id=reader_id, built_at=None)],
+            update_conflicts=True,
+            unique_fields=["reader"],
+            update_fields=["built_at"],
+        )
+        pulled = set(PullAuthor.objects.values_list("author_id", flat=True))
         with transaction.atomic():
             written = rebuild.write(
-                reader_id, authors, per_author=settings.FEED_REBUILD_PER_AUTHOR, cap=self.cap
+                [a for a in [*followee_ids(reader_id), reader_id] if a not in pulled],
+                reader_id=reader_id,
+                per_author=settings.FEED_REBUILD_PER_AUTHOR,
+                cap=self.cap,
             )
-            if written.cut_off:
-                # Below the oldest kept key the pull was cut off (by an author or
-                # by the cap): entries from before the rebuild there may have gaps.
-                InboxEntry.objects.filter(
-                    reader_id=reader_id, timeline_key__lt=written.oldest
-                ).delete()
-        trim([reader_id])
-        InboxState.objects.filter(reader_id=reader_id).update(built_at=timezone.now())
+            # Below the oldest written key the pull was cut off (by an author or by
+            # the cap), so entries from before the rebuild there may have gaps; and
+            # pushes during it may have taken the inbox past the cap.
+            _cut(reader_id, below=written.oldest if written.cut_off else None)
+            InboxState.objects.filter(reader_id=reader_id).update(built_at=timezone.now())
         cache.drop(reader_id)
         return written.pulled
 
@@ -220,11 +226,23 @@ def _int4(user_id: int) -> int:
     return user_id - (1 << 32) if user_id >= 1 << 31 else user_id
 
 
+class NotBuilt:
+    """The source of a visit that does not wait for its inbox's rebuild: it holds
+    nothing and covers nothing, so ``timelines.feed`` pulls every window."""
+
+    def older(self, before: str | None, limit: int) -> list[str]:
+        return []
+
+    def newer(self, after: str, limit: int) -> tuple[list[str], bool]:
+        return [], False
+
+
 @dataclass(frozen=True)
 class OpenInbox:
-    """A built inbox ready to read, and whether its reader follows any pulled author."""
+    """A source of keys ready to read, and whether its reader follows any pulled
+    author whose posts it does not hold."""
 
-    inbox: Inbox
+    inbox: Inbox | NotBuilt
     follows_pulled: bool
 
 
@@ -252,13 +270,28 @@ def _read_state(reader_id: int) -> OpenInbox | None:
     return OpenInbox(Inbox(reader_id, generation=row[1] or 0), follows_pulled=bool(row[2]))
 
 
-def open_built(reader_id: int) -> OpenInbox:
+REBUILD_QUEUED = "rebuild-queued:{}"  # a cache key: this reader's rebuild is on its way
+
+
+def open_built(reader_id: int, *, following: int) -> OpenInbox:
     """The reader's inbox, built first when it is not (never visited, or back after
-    missing pushes): the step a home page takes before it reads."""
+    missing pushes): the step a home page takes before it reads.
+
+    A reader who follows more than FEED_REBUILD_INLINE_FOLLOWING accounts does not
+    wait for that: the rebuild (thousands of authors' posts) is queued, and until it
+    is done the pages are pulled, which ``timelines.pull.merged`` does in two
+    passes (seed 000's answer to readers who follow thousands).
+    """
     opened = _read_state(reader_id)
-    if opened is None:
-        Inbox(reader_id).rebuild()
-        opened = _read_state(reader_id)
+    if opened is not None:
+        return opened
+    if following > settings.FEED_REBUILD_INLINE_FOLLOWING:
+        key = REBUILD_QUEUED.format(reader_id)
+        if django_cache.add(key, 1, timeout=settings.FEED_SWEEP_AFTER_SECONDS):
+            outbox.send("timelines.rebuild", reader_id)
+        return OpenInbox(NotBuilt(), follows_pulled=False)  # the pull reads every followee
+    Inbox(reader_id).rebuild()
+    opened = _read_state(reader_id)
     assert opened is not None  # the rebuild has just marked it built
     return opened
 
@@ -303,6 +336,23 @@ WHERE n = total - %(cap)s
 # joined to the floors in one DELETE, PostgreSQL hash-joined a sequential scan
 # of the whole table once its estimate of the readers' rows grew.
 _DELETE_BELOW_SQL = "DELETE FROM {inbox} WHERE reader_id = %s AND timeline_key <= %s"
+
+
+# One reader's entries below ``below`` and below its cap-th newest: one index range.
+_CUT_SQL = """
+DELETE FROM {inbox} WHERE reader_id = %s AND (timeline_key < %s OR timeline_key < (
+    SELECT timeline_key FROM {inbox} WHERE reader_id = %s
+    ORDER BY timeline_key DESC LIMIT 1 OFFSET %s))
+"""
+
+
+def _cut(reader_id: int, *, below: str | None) -> None:
+    """Delete the reader's entries below ``below`` (None: no such bound) and past the cap."""
+    with connection.cursor() as db:
+        db.execute(
+            _CUT_SQL.format(inbox=InboxEntry._meta.db_table),
+            [reader_id, below, reader_id, cap() - 1],
+        )
 
 
 def trim(reader_ids: list[int]) -> None:
