@@ -6,6 +6,7 @@ from django.db import connection
 from accounts.models import User
 from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
 from bench.timelines.spec import Log, Options, World
+from feed_project.sharding import on_citus
 from posts import ids
 from relations.models import Followee
 from timelines import cache, inbox
@@ -20,9 +21,15 @@ def forget_inbox(reader_id: int) -> None:
     cache.drop(reader_id)
 
 
-# One leg per author, each filtered by the author (the shard key), as
-# timelines/pull.py reads them: Citus runs each leg on its author's shard (a
-# LATERAL ... LIMIT over arrays of bounds is a subquery it cannot push down).
+# On plain PostgreSQL, one LATERAL index scan per author over an array of
+# authors: the fastest plain form (a UNION ALL of one leg per author took 2-3x
+# as long, parsing and planning 1,000 legs). On Citus, which cannot push a LIMIT
+# down a LATERAL over an array, one leg per author, each filtered by the author
+# (the shard key), so that each runs on its author's shard.
+_LATERAL = """SELECT p.timeline_key, p.author_id FROM unnest(%s::bigint[]) AS b(author)
+  CROSS JOIN LATERAL (SELECT timeline_key, author_id FROM posts_post p
+    WHERE p.author_id = b.author AND p.deleted_at IS NULL AND p.hidden_at IS NULL
+    ORDER BY p.id DESC LIMIT %s) p"""
 _LEG = """(SELECT timeline_key, author_id FROM posts_post p
   WHERE p.author_id = %s AND p.id >= %s AND p.id < %s
     AND p.deleted_at IS NULL AND p.hidden_at IS NULL
@@ -32,7 +39,7 @@ _RAW_REBUILD = """
 WITH pulled AS (
     SELECT p.timeline_key, p.author_id,
            count(*) OVER w AS taken, min(p.timeline_key) OVER w AS lowest
-    FROM ({legs}) p
+    FROM ({pulled}) p
     WINDOW w AS (PARTITION BY p.author_id)
 ), floor AS (
     SELECT max(lowest) AS key FROM pulled WHERE taken >= %s
@@ -64,13 +71,18 @@ def raw_rebuild(reader_id: int) -> None:
     if not authors:
         return
     per_author = settings.FEED_REBUILD_PER_AUTHOR
-    params: list[object] = []
-    for author in authors:
-        low, high = ids.post_id_bounds(author)
-        params += [author, low, high, per_author]
-    legs = "\nUNION ALL\n".join([_LEG] * len(authors))
+    if on_citus(connection):
+        params: list[object] = []
+        for author in authors:
+            low, high = ids.post_id_bounds(author)
+            params += [author, low, high, per_author]
+        pulled = "\nUNION ALL\n".join([_LEG] * len(authors))
+    else:
+        pulled, params = _LATERAL, [authors, per_author]
     with connection.cursor() as db:
-        db.execute(_RAW_REBUILD.format(legs=legs), [*params, per_author, reader_id, inbox.cap()])
+        db.execute(
+            _RAW_REBUILD.format(pulled=pulled), [*params, per_author, reader_id, inbox.cap()]
+        )
 
 
 def _inbox_keys(reader_id: int) -> list[str]:

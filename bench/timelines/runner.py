@@ -10,7 +10,7 @@ from bench.timelines.rebuild import rebuild_figure
 from bench.timelines.report import Table
 from bench.timelines.spec import AUTHOR, READER, Log, Options, WorldSpec
 from bench.timelines.wide import wide_figure
-from bench.timelines.world import ensure_world
+from bench.timelines.world import count_rows, ensure_world
 
 
 def _load() -> str:
@@ -22,6 +22,11 @@ def run(spec: WorldSpec, options: Options, *, rebuild_world: bool, log: Log) -> 
     world = ensure_world(spec, rebuild=rebuild_world, log=log)
     how = "built" if world.built else "reused"
     log(f"world {how} in {world.seconds:.1f} s")
+    read = count_rows(
+        "SELECT count(*) FROM posts_post p JOIN relations_followee f "
+        "ON f.followee_id = p.author_id AND f.user_id = %s",
+        [world.reader_id],
+    )
     tables = [
         Table(
             title="World",
@@ -31,6 +36,10 @@ def run(spec: WorldSpec, options: Options, *, rebuild_world: bool, log: Log) -> 
                 (f"accounts followed by {READER} and by each idle reader", f"{spec.following:,}"),
                 ("accounts with posts", f"{spec.authors:,}"),
                 ("posts", f"{world.posts:,}"),
+                (
+                    f"posts by {READER}'s followees (share of all posts)",
+                    f"{read:,} ({read / max(world.posts, 1):.2%})",
+                ),
                 ("idle readers (inactive, no inbox)", f"{len(world.idle_ids):,}"),
             ],
             notes=[

@@ -23,6 +23,10 @@ class WorldSpec:
     posts_min: int = 10
     posts_max: int = 30
     seed: int = 3
+    # Posts by the followers who are not authors, which no measured reader
+    # follows: a sparse world, as real ones are (a reader's followees write a
+    # small share of all posts), where a plain query must skip past them.
+    filler_posts: int = 0
 
     @property
     def marker(self) -> str:
@@ -30,6 +34,7 @@ class WorldSpec:
             f"{MARKER_PREFIX} users={self.users} following={self.following} "
             f"authors={self.authors} idle={self.idle_readers} "
             f"posts={self.posts_min}-{self.posts_max} seed={self.seed}"
+            + (f" filler={self.filler_posts}" if self.filler_posts else "")
         )
 
     def check(self) -> None:
@@ -39,6 +44,10 @@ class WorldSpec:
             raise ValueError("need following <= authors < users")
         if not 1 <= self.posts_min <= self.posts_max:
             raise ValueError("need 1 <= posts_min <= posts_max")
+        if self.filler_posts < 0 or (self.filler_posts and self.authors + 1 >= self.users):
+            raise ValueError(
+                "filler posts need followers who are not authors (authors < users - 1)"
+            )
 
 
 FULL = WorldSpec(users=100_000, following=1000, authors=8000, idle_readers=10)

@@ -135,6 +135,10 @@ def _build_world(spec: WorldSpec, log: Log) -> None:
 
         posts = _insert_posts(rng, posting, spec, now)
         step(f"{posts:,} posts by {len(posting):,} authors")
+        if spec.filler_posts:
+            fillers = [by_name[f"{FOLLOWER}{i}"] for i in range(spec.authors + 1, spec.users)]
+            _insert_filler_posts(fillers, spec.filler_posts, now)
+            step(f"{spec.filler_posts:,} filler posts by {len(fillers):,} accounts nobody reads")
 
         with connection.cursor() as db:
             db.execute(
@@ -250,6 +254,42 @@ def _insert_posts(rng: random.Random, authors: list[int], spec: WorldSpec, now: 
 
     _copy("posts_post", ("id", "timeline_key", "author_id", "text"), rows())
     return total
+
+
+def _base36(expr: str, width: int) -> str:
+    """SQL for ``ids.encode_number(expr, width)``: the bench writes millions of ids in
+    the database, not through Python."""
+    digits = [
+        f"substr('{ids.ALPHABET}', mod(({expr}) / {ids.BASE**i}, {ids.BASE})::int + 1, 1)"
+        for i in reversed(range(width))
+    ]
+    return " || ".join(digits)
+
+
+def _insert_filler_posts(authors: list[int], count: int, now: Any) -> None:
+    """``count`` posts spread evenly over the posts' window, each by one of ``authors``
+    (a stride through them), written by one INSERT ... SELECT."""
+    window_ms = POSTS_WINDOW // timedelta(milliseconds=1)
+    first_ms = ids.time_of(now) - window_ms
+    time, author = "f.t", "f.a"
+    time_digits, author_digits = _base36(time, ids.TIME_WIDTH), _base36(author, ids.AUTHOR_WIDTH)
+    seq = "'" + ids.ALPHABET[0] * ids.SEQ_WIDTH + "'"
+    with connection.cursor() as db:
+        db.execute(
+            f"""INSERT INTO posts_post (id, timeline_key, author_id, text)
+            SELECT {author_digits} || {time_digits} || {seq},
+                   {time_digits} || {author_digits} || {seq}, f.a, 'bench filler post'
+            FROM (SELECT %(first)s::bigint + g * %(window)s::bigint / %(count)s AS t,
+                         (%(authors)s::bigint[])[1 + mod(g * 7919, %(n)s)] AS a
+                  FROM generate_series(0, %(count)s - 1) AS g) f""",
+            {
+                "first": first_ms,
+                "window": window_ms,
+                "count": count,
+                "authors": authors,
+                "n": len(authors),
+            },
+        )
 
 
 _COUNTERS = """

@@ -69,6 +69,12 @@ class Command(BaseCommand):
             type=int,
             help="accounts the wide reader follows for the first-page figure (default 5,000)",
         )
+        parser.add_argument(
+            "--filler-posts",
+            type=int,
+            default=0,
+            help="posts by accounts no measured reader follows, for a sparse world (default 0)",
+        )
         parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fan-out")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -78,6 +84,7 @@ class Command(BaseCommand):
             following=options["following"] or base.following,
             authors=options["authors"] or base.authors,
             idle_readers=options["idle_readers"] or base.idle_readers,
+            filler_posts=options["filler_posts"],
         )
         try:
             spec.check()
