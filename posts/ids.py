@@ -196,6 +196,28 @@ def first_post_id_at(author_id: int, time: int) -> str:
     return make_post_id(KeyParts(time=time, author=author_id, seq=0))
 
 
+def post_id_windows(
+    author_ids: list[int], *, since: int | None = None, until: int | None = None
+) -> tuple[list[str], list[str]]:
+    """For each author, [low, high) of the post ids it can have at times
+    ``since <= time < until`` (an end left None is open): the bounds of one
+    primary-key range scan each, as full-width keys. One encoding per author,
+    the times' digits once: a page pulled from thousands of authors needs them."""
+    low_tail = make_post_id(KeyParts(time=since or 0, author=0, seq=0))[AUTHOR_WIDTH:]
+    high_tail = None
+    if until is not None and until <= MAX_TIME:
+        high_tail = make_post_id(KeyParts(time=until, author=0, seq=0))[AUTHOR_WIDTH:]
+    lows, highs = [], []
+    for author_id in author_ids:
+        prefix = author_prefix(author_id)
+        lows.append(prefix + low_tail)
+        if high_tail is None:  # the next author's first possible id
+            highs.append((prefix[:-1] + chr(ord(prefix[-1]) + 1)).ljust(KEY_LENGTH, ALPHABET[0]))
+        else:
+            highs.append(prefix + high_tail)
+    return lows, highs
+
+
 def post_id_bounds(author_id: int) -> tuple[str, str]:
     """``post_id_range`` as two full-width keys: [first possible id, next author's first)."""
     _, high = post_id_range(author_id)

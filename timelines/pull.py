@@ -50,17 +50,14 @@ _USERS = {
 }
 
 
-def _bounds(author_id: int, cursor: Cursor) -> tuple[str, str]:
-    """The part of an author's id range a cursor can still reach."""
-    low, high = ids.post_id_bounds(author_id)
+def _windows(author_ids: list[int], cursor: Cursor) -> tuple[list[str], list[str]]:
+    """The part of each author's id range a cursor can still reach: (lows, highs)."""
+    until = since = None
     if cursor.before is not None:
-        time = ids.parse_timeline_key(cursor.before).time
-        if time < ids.MAX_TIME:
-            high = min(high, ids.first_post_id_at(author_id, time + 1))
+        until = ids.parse_timeline_key(cursor.before).time + 1
     if cursor.after is not None:
-        time = ids.parse_timeline_key(cursor.after).time
-        low = max(low, ids.first_post_id_at(author_id, time))
-    return low, high
+        since = ids.parse_timeline_key(cursor.after).time
+    return ids.post_id_windows(author_ids, since=since, until=until)
 
 
 def nearest_by_author(
@@ -103,9 +100,7 @@ def _nearest_by_author_sql(
     if cursor.after is not None:
         filters.append("AND p.timeline_key > %(after)s")
     if filters:
-        bounds = [_bounds(author_id, cursor) for author_id in author_ids]
-        params["lows"] = [low for low, _ in bounds]
-        params["highs"] = [high for _, high in bounds]
+        params["lows"], params["highs"] = _windows(author_ids, cursor)
     sql = _NEAREST.format(
         source=form["source"].format(users=User._meta.db_table),
         where=form["where"],

@@ -280,7 +280,7 @@ def _insert_filler_posts(authors: list[int], count: int, now: Any) -> None:
             SELECT {author_digits} || {time_digits} || {seq},
                    {time_digits} || {author_digits} || {seq}, f.a, 'bench filler post'
             FROM (SELECT %(first)s::bigint + g * %(window)s::bigint / %(count)s AS t,
-                         (%(authors)s::bigint[])[1 + mod(g * 7919, %(n)s)] AS a
+                         (%(authors)s::bigint[])[1 + mod(g::bigint * 7919, %(n)s)] AS a
                   FROM generate_series(0, %(count)s - 1) AS g) f""",
             {
                 "first": first_ms,

@@ -236,3 +236,22 @@ def test_key_columns_use_the_c_collation_on_postgresql():
             " WHERE table_name = 'posts_post' AND column_name IN ('id', 'timeline_key')"
         )
         assert dict(cursor.fetchall()) == {"id": "C", "timeline_key": "C"}
+
+
+@given(
+    st.lists(authors, min_size=1, max_size=5),
+    st.one_of(st.none(), times),
+    st.one_of(st.none(), times),
+    parts,
+)
+def test_post_id_windows_hold_exactly_the_ids_of_each_author_in_the_time_window(
+    author_ids, since, until, p
+):
+    lows, highs = ids.post_id_windows(author_ids, since=since, until=until)
+    for author_id, low, high in zip(author_ids, lows, highs, strict=True):
+        post_id = ids.make_post_id(KeyParts(time=p.time, author=author_id, seq=p.seq))
+        inside = (since is None or p.time >= since) and (until is None or p.time < until)
+        assert (low <= post_id < high) == inside
+        other = ids.make_post_id(p)  # another author's id at the same time is never inside
+        if p.author != author_id:
+            assert not low <= other < high
