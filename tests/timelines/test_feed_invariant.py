@@ -522,9 +522,10 @@ def test_home_feed_equals_pull_model_after_any_history(settings_override, routed
         FeedMachine,
         settings=settings(
             # Each example starts from a world of followers, kept inboxes and posts
-            # at every level (``world``), so a few steps go far: planted bugs in
-            # every delivery path failed within the first 12 examples (of 30
-            # steps then) on both forms; this budget keeps the test near a minute.
+            # at every level (``world``), so a few steps go far: with this budget,
+            # bugs planted in every delivery path (fan-out, push SQL, entries SQL
+            # and its routed form, muted words) failed within the first 7
+            # examples; it keeps the test under two minutes on a loaded machine.
             max_examples=20,
             stateful_step_count=12,
             deadline=None,
