@@ -135,7 +135,7 @@ def tag_page(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int | No
         # --tags). On Citus, _tag_page_routed (docs/SCALING.md).
         .select_related("post", "post__author")
     )
-    rows = without_muted_words(visible_to(rows, viewer_id), viewer_id, "post__text")
+    rows = without_muted_words(visible_to(rows, viewer_id), viewer_id, "post__")
     page = keyset_page(rows, field="timeline_key", cursor=cursor, limit=limit)
     return Page(items=[row.post for row in page.items], older=page.older, newer=page.newer)
 

@@ -14,7 +14,8 @@
 - A post is **in the home feed** of a reader when it is live, by the reader
   or someone they follow, not by someone they muted, not a direct post
   unless by or to the reader (a followers-only post passes: the reader
-  follows its author), its text has none of the reader's muted words, and,
+  follows its author), its text and content warning have none of the reader's
+  muted words, and,
   for a repost, its original is live, public or unlisted, by no one they
   muted or are blocked with either way, with none of those words, and the
   reposter's reposts are not hidden by the reader (``Followee.hide_reposts``).
@@ -26,7 +27,7 @@ cluster, where one statement may not join users' shards);
 ``tests/posts/test_visibility.py`` holds them equal.
 """
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, Q, QuerySet
 
 from posts.models import Post, Visibility
 from relations import visibility
@@ -82,12 +83,24 @@ def listed() -> Q:
     return Q(visibility=Visibility.PUBLIC)
 
 
-def without_muted_words(rows: QuerySet, viewer_id: int | None, text_field: str = "text"):
-    """``rows`` less those whose text matches one of the viewer's muted words in force
-    (threads, search, the public timeline: inside the statement, so pages stay full)."""
+# What a muted word is looked for in: a post's text and its content warning.
+MUTED_WORD_FIELDS = ("text", "spoiler_text")
+
+
+def _muted_words_in(viewer_id: int, post_path: str = "") -> Exists:
+    """Posts (at ``post_path``, "" or "repost_of__") with a muted word of the viewer's."""
+    fields = (f"{post_path}{name}" for name in MUTED_WORD_FIELDS)
+    return visibility.muted_words_match(viewer_id, *fields)
+
+
+def without_muted_words(rows: QuerySet, viewer_id: int | None, post_path: str = ""):
+    """``rows`` less those whose post (at ``post_path``: "" for posts, "post__" for rows
+    that point at one) has one of the viewer's muted words in force in its text or
+    content warning (threads, search, the public timeline: inside the statement, so
+    pages stay full)."""
     if viewer_id is None:
         return rows
-    return rows.exclude(visibility.muted_words_match(viewer_id, text_field))
+    return rows.exclude(_muted_words_in(viewer_id, post_path))
 
 
 def is_listed(post: Post) -> bool:
@@ -170,14 +183,14 @@ def in_home_feed(reader_id: int) -> Q:
         & ~visibility.muted(reader_id, "repost_of__author_id")
         & ~visibility.blocked_either_way(reader_id, "repost_of__author_id")
         & ~visibility.reposts_hidden(reader_id, "author_id")
-        & ~visibility.muted_words_match(reader_id, "repost_of__text")
+        & ~_muted_words_in(reader_id, "repost_of__")
     )
     return (
         Q(deleted_at__isnull=True, hidden_at__isnull=True)
         & visibility.followed_or_self(reader_id, "author_id")
         & ~visibility.muted(reader_id, "author_id")
         & _q_addressed_or_not_direct(reader_id)
-        & ~visibility.muted_words_match(reader_id, "text")
+        & ~_muted_words_in(reader_id)
         & (Q(repost_of__isnull=True) | original_ok)
     )
 
@@ -191,14 +204,14 @@ def sql_in_home_feed(post: str, original: str) -> str:
   AND {visibility.sql_followed_or_self(f"{post}.author_id")}
   AND NOT {visibility.sql_muted(f"{post}.author_id")}
   AND {_sql_addressed_or_not_direct(post)}
-  AND NOT {visibility.sql_muted_words(f"{post}.text")}
+  AND NOT {visibility.sql_muted_words(f"{post}.text", f"{post}.spoiler_text")}
   AND ({post}.repost_of_id IS NULL OR (
          {original}.deleted_at IS NULL AND {original}.hidden_at IS NULL
          AND {original}.visibility IN ({", ".join(f"'{level}'" for level in OPEN)})
          AND NOT {visibility.sql_muted(f"{original}.author_id")}
          AND NOT {visibility.sql_blocked_either_way(f"{original}.author_id")}
          AND NOT {visibility.sql_reposts_hidden(f"{post}.author_id")}
-         AND NOT {visibility.sql_muted_words(f"{original}.text")})))"""
+         AND NOT {visibility.sql_muted_words(f"{original}.text", f"{original}.spoiler_text")})))"""
 
 
 def sql_shown_repost_of(repost: str) -> str:
@@ -234,7 +247,7 @@ def shown_in_home_feed(standing: visibility.Standing, post: Post, original: Post
         and standing.followed_or_self(post.author_id)
         and not standing.is_muted(post.author_id)
         and addressed_or_not_direct(standing.viewer_id, post)
-        and not standing.mutes_text(post.text)
+        and not standing.mutes_text(post.text, post.spoiler_text)
     ):
         return False
     if post.repost_of_id is None:
@@ -246,7 +259,7 @@ def shown_in_home_feed(standing: visibility.Standing, post: Post, original: Post
         and not standing.is_muted(original.author_id)
         and not standing.blocked_either_way(original.author_id)
         and not standing.hides_reposts_of(post.author_id)
-        and not standing.mutes_text(original.text)
+        and not standing.mutes_text(original.text, original.spoiler_text)
     )
 
 

@@ -9,7 +9,8 @@ The rules (DESIGN.md), each about a viewer V and a user U:
 - **muted**: V muted U. U's posts and reposts leave V's home feed.
 - **reposts hidden**: V follows U with ``hide_reposts``: U's plain reposts leave
   V's home feed (U's own posts stay).
-- **muted words**: a text V reads (a post's, a repost's original's) matching one
+- **muted words**: a text V reads (a post's text or content warning, a repost's
+  original's) matching one
   of V's muted words in force (``relations.muted_words``) leaves V's home feed,
   threads, notifications and search.
 
@@ -25,8 +26,10 @@ equal. Rules about posts themselves (deleted, hidden, a repost's original)
 are built from these in ``posts.visibility``.
 """
 
+import operator
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import reduce
 
 from django.db import connection
 from django.db.models import Case, Exists, F, OuterRef, Q, Value, When
@@ -71,10 +74,12 @@ def reposts_hidden(viewer_id: int, user_field: str) -> Q:
     return _among(user_field, hidden.values("followee_id"))
 
 
-def muted_words_match(viewer_id: int, text_field: str) -> Exists:
-    """Rows whose ``text_field`` matches one of the viewer's muted words in force."""
+def muted_words_match(viewer_id: int, *text_fields: str) -> Exists:
+    """Rows any of whose ``text_fields`` (a post's text, its content warning) matches
+    one of the viewer's muted words in force."""
     words = MutedWord.objects.filter(muted_words.live(), user_id=viewer_id)
-    return Exists(words.filter(IRegex(OuterRef(text_field), F("pattern"))))
+    matched = [Q(IRegex(OuterRef(field), F("pattern"))) for field in text_fields]
+    return Exists(words.filter(reduce(operator.or_, matched)))
 
 
 STANDINGS = (
@@ -187,10 +192,14 @@ class Standing:
     def hides_reposts_of(self, user_id: int) -> bool:
         return user_id in self.reposts_hidden
 
-    def mutes_text(self, text: str | None) -> bool:
-        """Whether ``text`` matches one of the viewer's muted words in force."""
-        return text is not None and any(
-            muted_words.matches(pattern, text) for pattern in self.muted_patterns
+    def mutes_text(self, *texts: str | None) -> bool:
+        """Whether any of ``texts`` (a post's text, its content warning) matches one of
+        the viewer's muted words in force."""
+        return any(
+            muted_words.matches(pattern, text)
+            for text in texts
+            if text
+            for pattern in self.muted_patterns
         )
 
 

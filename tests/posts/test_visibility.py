@@ -231,6 +231,9 @@ def test_every_dialect_drops_muted_words_hidden_reposts_and_others_direct_posts(
     post("friend followers", friend, 6, visibility="followers", text="for followers")
     post("other original", other, 7, text="a repost of this")
     post("friend repost", friend, 8, repost_of_id=made["other original"].pk)
+    post("friend warning muted", friend, 9, text="fine", spoiler_text="Hello, spoilers")
+    post("other warned", other, 10, text="fine too", spoiler_text="世界 news")
+    post("friend repost of warned", friend, 11, repost_of_id=made["other warned"].pk)
     Followee.objects.create(user_id=reader, followee_id=friend, created_at=now)
     for phrase in ("hello", "世界"):
         MutedWord.objects.create(

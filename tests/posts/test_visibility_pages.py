@@ -14,6 +14,7 @@ from posts.models import Post, Visibility
 from posts.services import create_post
 from relations.services import block, follow
 from tests.factories import UserFactory
+from timelines.conversations.models import Conversation
 
 pytestmark = pytest.mark.django_db
 
@@ -66,15 +67,22 @@ def _world():
 
 
 def pages(people, posts) -> list[str]:
-    """Every page that shows posts (home, profile, detail and thread, search, tag,
-    notifications), for the author's posts."""
+    """Every page that shows posts (home and its newer-posts fetch, profile, detail and
+    thread, edit history, search, tag, public timeline, notifications, private
+    messages and every conversation anyone has), for the author's posts."""
+    conversations = Conversation.objects.values_list("key", flat=True).distinct()
     return [
         "/",
+        f"/?after={'0' * 16}",  # what new-posts.js fetches to insert new posts
         "/@author/",
         "/search/?q=words",
         "/tags/levels/",
+        "/public/",
         "/notifications/",
+        "/messages/",
+        *(reverse("timelines:conversation", args=[key]) for key in conversations),
         *(reverse("posts:detail", args=[post.pk]) for _, post in posts.values()),
+        *(reverse("posts:history", args=[post.pk]) for _, post in posts.values()),
     ]
 
 
@@ -97,6 +105,22 @@ def test_no_page_shows_a_post_to_someone_who_may_not_see_it(world, viewer):
                 seen.add(token)
     readable = {token for token, (level, _) in posts.items() if may_read(viewer, level)}
     assert seen == readable
+
+
+@pytest.mark.parametrize("viewer", VIEWERS)
+def test_an_in_place_action_on_a_post_you_may_not_see_shows_nothing_of_it(world, viewer):
+    """The fragments site.js swaps in (POST with X-Fragment): a like or a repost of a
+    post you may not see is a 404 (signed out, the log-in page), never its HTML."""
+    people, posts = world
+    client = Client()
+    if viewer:
+        client.force_login(people[viewer])
+    for token, (level, post) in posts.items():
+        for action in ("posts:like", "posts:repost"):
+            response = client.post(reverse(action, args=[post.pk]), HTTP_X_FRAGMENT="1")
+            if not may_read(viewer, level):
+                assert response.status_code in (302, 404), (viewer, action, token)
+                assert token not in response.content.decode(), (viewer, action, token)
 
 
 @pytest.mark.parametrize("viewer", VIEWERS)

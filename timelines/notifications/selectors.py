@@ -24,7 +24,11 @@ def _attach(user: User, notes: list[Notification]) -> list[Notification]:
     user's muted words; a post the user may not read (its level) shows as gone."""
     actors = User.objects.in_bulk({note.actor_id for note in notes})
     wanted = {note.post_id for note in notes if note.post_id}
-    found = list(Post.objects.with_ids(wanted).annotate(muted=muted_words_match(user.pk, "text")))
+    found = list(
+        Post.objects.with_ids(wanted).annotate(
+            muted=muted_words_match(user.pk, "text", "spoiler_text")
+        )
+    )
     muted = {post.pk for post in found if post.muted}
     posts = readable_among(user.pk, {post.pk: post for post in found if not post.muted})
     shown = []
