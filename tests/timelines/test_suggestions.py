@@ -8,6 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts.deletion import erase
 from accounts.models import User
 from posts.services import create_post, like, repost, unlike
 from relations.models import Followee, FollowRequest
@@ -229,3 +230,24 @@ def test_home_costs_the_same_queries_with_suggestions_or_none(client, world):
         assert ('action="/@xen/follow/"' in html) == present
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
+
+
+def test_erasing_an_account_takes_its_degrees_and_suggestions_everywhere(world, on_commit):
+    uma, gil, xen = world["uma"], world["gil"], world["xen"]
+    with on_commit():
+        like(user=uma, post=create_post(author=gil, text="hello"))
+    ranking.refresh(uma.pk)
+    ranking.refresh(gil.pk)
+    assert Contact.objects.filter(other_id=uma.pk).exists()
+    assert Suggestion.objects.filter(suggested_id=xen.pk).exists()
+    User.objects.filter(pk__in=[uma.pk, xen.pk]).update(deletion_due_at=timezone.now())
+
+    with on_commit():
+        erase(user_id=uma.pk)
+    with on_commit():
+        erase(user_id=xen.pk)
+
+    assert not Contact.objects.filter(user_id=uma.pk).exists()
+    assert not Contact.objects.filter(other_id=uma.pk).exists()
+    assert not Suggestion.objects.filter(user_id=uma.pk).exists()
+    assert not Suggestion.objects.filter(suggested_id=xen.pk).exists()
