@@ -6,7 +6,8 @@ A fixed amount of activity, whatever the world's size, so ``--users 100000``
 costs seconds more, not minutes: the newest posts of the accounts ``demo``
 follows get likes, replies and reposts from anyone; ``demo`` gets followers,
 likes, replies, reposts and mentions (notifications waiting at first log-in);
-``mod`` is a moderator with a few reports in the queue.
+``mod`` is a moderator with a few reports in the queue; ``demo``'s suggestions
+of whom to follow are ranked.
 """
 
 import random
@@ -21,6 +22,7 @@ from posts.models import Post
 from posts.moderation import services as moderation
 from relations import services as relations
 from relations.models import Followee
+from timelines.suggestions import ranking
 
 MOD_USERNAME = "mod"
 MOD_PASSWORD = "mod-password-123"
@@ -47,6 +49,7 @@ class Life:
     reposts: int = 0
     follows: int = 0
     reports: int = 0
+    suggestions: int = 0
 
 
 def bring_to_life(*, rng: random.Random, demo_id: int, user_ids: list[int]) -> Life:
@@ -109,7 +112,17 @@ def bring_to_life(*, rng: random.Random, demo_id: int, user_ids: list[int]) -> L
     for reason, post in zip(REPORTS, rng.sample(feed, min(len(feed), len(REPORTS))), strict=False):
         moderation.report(reporter=rng.choice(crowd), user=post.author, post=post, reason=reason)
         reports += 1
-    return Life(likes=likes, replies=replies, reposts=reposts, follows=follows, reports=reports)
+    # Who to follow, ranked now for demo rather than at beat's next refresh: the
+    # reactions above have raised the contact degrees it weighs.
+    suggestions = len(ranking.refresh(demo_id))
+    return Life(
+        likes=likes,
+        replies=replies,
+        reposts=reposts,
+        follows=follows,
+        reports=reports,
+        suggestions=suggestions,
+    )
 
 
 def _sample(rng: random.Random, items: list[int], k: int) -> list[int]:

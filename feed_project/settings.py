@@ -327,6 +327,13 @@ CELERY_BEAT_SCHEDULE["trim-inboxes"] = {
     "task": "timelines.trim_inboxes",
     "schedule": float(FEED_TRIM_EVERY_SECONDS),
 }
+# Who to follow (timelines.suggestions): every active user's suggestions are ranked
+# again once per this many seconds; the sidebar reads the rows a run wrote.
+FEED_SUGGEST_EVERY_SECONDS: int = _read("FEED_SUGGEST_EVERY_SECONDS", "int", 3600)
+CELERY_BEAT_SCHEDULE["refresh-suggestions"] = {
+    "task": "timelines.refresh_suggestions",
+    "schedule": float(FEED_SUGGEST_EVERY_SECONDS),
+}
 
 # --- Auth ---------------------------------------------------------------------
 AUTH_USER_MODEL = "accounts.User"

@@ -63,6 +63,9 @@ TABLES: dict[str, Distributed | Reference] = {
     "timelines_conversation": Distributed("user_id"),
     "timelines_conversationmessage": Distributed("user_id"),
     "relations_mute": Distributed("user_id"),
+    # Who to follow (timelines.suggestions): a user's contact degrees and suggestions.
+    "timelines_contact": Distributed("user_id"),
+    "timelines_suggestion": Distributed("user_id"),
     # A CSV of follows being imported (relations.follow_import), by its importer.
     "relations_followimport": Distributed("user_id", primary_key=("user_id", "id")),
     # A post id starts with its author (posts.ids): (author_id, id) is unique iff id is.

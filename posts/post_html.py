@@ -188,8 +188,8 @@ def render_post(
 
     ``media``: its images (``posts.media.media_by_post``), as thumbnails, or
     at their own size with ``full_media`` (the detail page's post).
-    ``replying_to``: the username of the post a reply answers
-    (``posts.selectors.reply_names``), or None for "an earlier post".
+    ``replying_to``: the username of the author of the post a reply answers
+    (``posts.selectors.reply_names``), or None when the viewer may not see that post.
     """
     url = urls()
     created = timezone.localtime(post.created_at)

@@ -86,7 +86,8 @@ def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> di
     and the posts' images (``post_media``, one query).
 
     Also loads what the posts quote, as the viewer may see it (posts.quotes:
-    one query more when the page holds a quote).
+    one query more when the page holds a quote), and whom its replies answer
+    (``reply_names``: one query more when a reply's parent is not on the page).
     """
     posts = list(posts)
     post_ids = [post.pk for post in posts]
@@ -96,21 +97,35 @@ def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> di
         "liked_ids": liked_post_ids(user, post_ids),
         "reposted_ids": reposted_post_ids(user, post_ids),
         "post_media": media_by_post(posts),
-        "reply_names": reply_names(posts),
+        "reply_names": reply_names(posts, viewer_id=viewer_id),
     }
 
 
-def reply_names(posts: Iterable[Post]) -> dict[int, str]:
-    """Usernames by user id of the authors on the page, for "replying to @name".
+def reply_names(posts: Iterable[Post], *, viewer_id: int | None) -> dict[str, str | None]:
+    """Whom each reply on the page answers, by the parent's id: its author's username,
+    or None when the viewer may not see the parent (deleted, hidden, blocked either way,
+    or a level not for them), for "replying to @name" (``posts.post_html.render_post``).
 
-    No query: a reply's parent carries its author's id, and in a thread (the
-    detail page: ancestors, the post, its replies) every parent's author is on
-    the page. Elsewhere a reply whose parent's author is not shows "replying to
-    an earlier post", since a query for the rest would make a page's query
-    count depend on what its posts hold.
+    A parent on the page costs nothing (the viewer sees it; its author came with
+    it). The rest are one query whatever the page holds, routed by the ids'
+    authors (``with_ids``), with the same rule as any list (``readable``), and
+    none on a page without such replies.
     """
+    posts = list(posts)
     author = Post._meta.get_field("author")
-    return {post.author_id: post.author.username for post in posts if author.is_cached(post)}
+    names: dict[str, str | None] = {
+        post.pk: post.author.username for post in posts if author.is_cached(post)
+    }
+    missing = {
+        post.in_reply_to_id
+        for post in posts
+        if post.in_reply_to_id and post.in_reply_to_id not in names
+    }
+    if missing:
+        parents = readable(Post.objects.visible().with_ids(missing), viewer_id)
+        names.update(parents.values_list("pk", "author__username"))
+        names.update((parent_id, None) for parent_id in missing if parent_id not in names)
+    return names
 
 
 @dataclass

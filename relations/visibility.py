@@ -264,3 +264,23 @@ def follows(viewer_id: int, user_id: int) -> bool:
 
 def is_muted(viewer_id: int, user_id: int) -> bool:
     return Mute.objects.filter(user_id=viewer_id, muted_id=user_id).exists()
+
+
+def shut_out_among(viewer_id: int, user_ids: Collection[int]) -> set[int]:
+    """Which of ``user_ids`` a suggestion to the viewer leaves out: blocked or muted
+    either way, or asked by the viewer to follow them (a pending request). One
+    statement of five legs, each by its user (the viewer's rows, or theirs)."""
+    if not user_ids:
+        return set()
+    ids = list(user_ids)
+    legs = [
+        Block.objects.filter(user_id=viewer_id, blocked_id__in=ids).values_list("blocked_id"),
+        Block.objects.filter(user_id__in=ids, blocked_id=viewer_id).values_list("user_id"),
+        Mute.objects.filter(user_id=viewer_id, muted_id__in=ids).values_list("muted_id"),
+        Mute.objects.filter(user_id__in=ids, muted_id=viewer_id).values_list("user_id"),
+        FollowRequest.objects.filter(user_id__in=ids, requester_id=viewer_id).values_list(
+            "user_id"
+        ),
+    ]
+    first, *rest = legs
+    return {user_id for (user_id,) in first.union(*rest, all=True)}

@@ -17,6 +17,7 @@ from posts.models import Post
 from tests import images
 from tests.conftest import PASSWORD
 from tests.sharding_sql import tables_of, unpinned
+from timelines.suggestions.tasks import refresh_suggestions
 from timelines.tasks import trim_inboxes
 
 
@@ -63,6 +64,22 @@ ALLOWED = [
         r'FROM "posts_post" .*"posts_post"\."visibility" = .*ORDER BY "posts_post"\."timeline_key"',
         "the public timeline: everyone's public posts, every shard, one post_public_idx "
         "range scan each (posts.public_timeline)",
+    ),
+    Allowed(
+        r'FROM "accounts_user" WHERE \("accounts_user"\."deletion_due_at" IS NULL AND '
+        r'"accounts_user"\."is_active" AND "accounts_user"\."last_active_at" >= .*'
+        r'ORDER BY "accounts_user"\."followers_count" DESC',
+        "who to follow's fallback: the most followed accounts active lately, every shard, "
+        "once per batch of beat's refresh or per newcomer's ranking, never a page "
+        "(timelines.suggestions.ranking.popular_accounts)",
+    ),
+    Allowed(
+        r'SELECT "accounts_user"\."id" AS "pk" FROM "accounts_user" WHERE \('
+        r'"accounts_user"\."is_active" AND "accounts_user"\."last_active_at" >= %s AND '
+        r'"accounts_user"\."id" > %s\) ORDER BY 1 ASC',
+        "beat's refresh of suggestions walks every active user in id order (as the trim "
+        "sweep walks inboxes): every shard, REFRESH_BATCH rows a step; each ranking then "
+        "reads by its user",
     ),
     Allowed(
         r'FROM "posts_like" WHERE "posts_like"\."post_id" = ',
@@ -201,7 +218,9 @@ def scripted_session(client_class, on_commit) -> None:
     _post(dora, "/@erin/unfollow/", on_commit=on_commit)
     _get(dora, "/")
     _get(fred, "/")
+    _get(erin, "/suggestions/")
     trim_inboxes()  # beat's trim sweep (timelines.tasks)
+    refresh_suggestions()  # beat's ranking of who to follow (timelines.suggestions)
 
 
 @pytest.mark.django_db

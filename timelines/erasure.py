@@ -7,6 +7,7 @@
   join live posts, so a cache a Redis outage kept stale still shows nothing);
 - notifications to the user, by the user, or about the user's posts, with
   each recipient's unread counter;
+- contact degrees and suggestions of the user and about the user;
 - the outbox rows the user owns, the fan-out rows of their posts, their
   pull-author row.
 """
@@ -30,6 +31,7 @@ from timelines.models import (
     PullAuthor,
 )
 from timelines.notifications.models import Notification
+from timelines.suggestions.models import Contact, Suggestion
 
 
 def erase_reader_and_author(*, user_id: int) -> None:
@@ -62,6 +64,10 @@ def erase_reader_and_author(*, user_id: int) -> None:
     # that no longer exist (the page skips them).
     ConversationMessage.objects.filter(user_id=user_id).delete()
     Conversation.objects.filter(user_id=user_id).delete()
+
+    # Who to follow: their degrees and suggestions, and theirs in others' (every shard).
+    Contact.objects.filter(Q(user_id=user_id) | Q(other_id=user_id)).delete()
+    Suggestion.objects.filter(Q(user_id=user_id) | Q(suggested_id=user_id)).delete()
 
     PendingTask.objects.filter(owner=user_id).delete()
     FanOut.objects.filter(post_id__gte=low, post_id__lt=high).delete()

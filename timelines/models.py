@@ -180,12 +180,14 @@ class CacheGeneration(models.Model):
 
 
 # Notifications have a room of their own; Django finds their model here.
-# So have private messages.
+# So have private messages, and who to follow.
 from timelines.conversations.models import Conversation, ConversationMessage  # noqa: E402
 from timelines.notifications.models import Notification  # noqa: E402
+from timelines.suggestions.models import Contact, Suggestion  # noqa: E402
 
 __all__ = [
     "CacheGeneration",
+    "Contact",
     "Conversation",
     "ConversationMessage",
     "FanOut",
@@ -194,4 +196,5 @@ __all__ = [
     "Notification",
     "PendingTask",
     "PullAuthor",
+    "Suggestion",
 ]

@@ -17,6 +17,7 @@ from timelines.conversations import signals as conversation_signals
 from timelines.inbox import Inbox
 from timelines.notifications import signals as notification_signals
 from timelines.outbox import record
+from timelines.suggestions import signals as suggestion_signals
 
 
 def fan_out(sender: Any, post_id: str, **kwargs: Any) -> None:
@@ -54,3 +55,4 @@ def connect() -> None:
     last_active_refreshed.connect(reader_returned, dispatch_uid="timelines.reader_returned")
     notification_signals.connect()
     conversation_signals.connect()
+    suggestion_signals.connect()

@@ -1,5 +1,6 @@
 """The home page and its "N new posts" notice."""
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
@@ -10,6 +11,9 @@ from posts.forms import PostForm
 from posts.selectors import viewer_marks
 from posts.tags import tag_page, trending
 from timelines.feed import home_feed, new_entries_count
+from timelines.suggestions.ranking import KEPT, suggestions_for
+
+SIDEBAR_SUGGESTIONS = 3
 
 
 @require_safe
@@ -26,6 +30,8 @@ def home(request: HttpRequest) -> HttpResponse:
         "first_page": cursor.first_page,
         "newest_key": page.items[0].key if page.items else ids.LOWEST_KEY,
         "trending": trending(),  # a table of ten rows, written by a periodic task
+        # Rows a task wrote for this reader (timelines.suggestions): one query, always.
+        "suggestions": suggestions_for(request.user.pk, limit=SIDEBAR_SUGGESTIONS),
         **viewer_marks(request.user, [item.post for item in page.items]),
     }
     return render(request, "timelines/home.html", context)
@@ -61,3 +67,11 @@ def new_posts(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": "after must be a timeline key."}, status=400)
     count = new_entries_count(reader_id=request.user.pk, after=after)
     return JsonResponse({"count": count}, headers={"Cache-Control": "no-store"})
+
+
+@require_safe
+@login_required
+def suggestions(request: HttpRequest) -> HttpResponse:
+    """Who to follow, all of the reader's precomputed suggestions (phones reach them here)."""
+    people = suggestions_for(request.user.pk, limit=KEPT)
+    return render(request, "timelines/suggestions.html", {"suggestions": people})

@@ -6,8 +6,9 @@ from django import template
 from django.utils.safestring import SafeString
 
 from accounts.models import User
-from posts import ids, post_html
+from posts import post_html
 from posts.models import Post
+from posts.selectors import reply_names
 
 register = template.Library()
 
@@ -45,11 +46,14 @@ def post_article(
 ) -> SafeString:
     # post_media: the page's images by post id (posts.selectors.viewer_marks).
     media = (context.get("post_media") or {}).get(post.pk, ())
-    # reply_names: whom the page's replies answer (posts.selectors.viewer_marks).
-    parent = post.in_reply_to_id
-    replying_to = (
-        (context.get("reply_names") or {}).get(ids.author_of_post_id(parent)) if parent else None
-    )
+    # reply_names: whom the page's replies answer (posts.selectors.viewer_marks); a
+    # post rendered without it looks its own parent up, which query-count tests catch.
+    replying_to = None
+    if post.in_reply_to_id:
+        names = context.get("reply_names")
+        if names is None or post.in_reply_to_id not in names:
+            names = reply_names([post], viewer_id=_viewer(context).user_id)
+        replying_to = names[post.in_reply_to_id]
     return post_html.render_post(
         post,
         viewer=_viewer(context),

@@ -9,6 +9,8 @@ from django.test import Client
 
 from bench import demo_life
 from posts.models import Like, Post, Report
+from relations.models import Followee
+from timelines.suggestions.models import Suggestion
 
 
 def test_the_demo_world_has_reactions_chinese_posts_notifications_and_a_moderator(
@@ -37,6 +39,19 @@ def test_the_demo_world_has_reactions_chinese_posts_notifications_and_a_moderato
     assert len(chinese) > 20
     found = demo.get("/search/", {"q": "咖啡"}).content.decode()
     assert found.count("<article") >= 1
+
+    # Who to follow: ranked for demo, none of them followed already (in a world of 80,
+    # demo follows most people: what is left is few).
+    suggested = set(
+        Suggestion.objects.filter(user__username="demo").values_list("suggested_id", flat=True)
+    )
+    followed = set(
+        Followee.objects.filter(user__username="demo").values_list("followee_id", flat=True)
+    )
+    assert suggested and not followed & suggested
+    home = demo.get("/").content.decode()
+    sidebar = home[home.index('class="who-to-follow"') :]
+    assert sidebar.count('class="suggestion"') == min(3, len(suggested))
 
     landing = Client().get("/").content.decode()  # signed out: a preview of posts
     assert landing.count("<article") >= 5

@@ -11,13 +11,14 @@ import pytest
 from accounts.models import User
 from posts.services import create_post, like
 from relations.services import follow
+from timelines.suggestions import ranking
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "correct-horse-battery-staple-42"
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
-SIGNED_IN = ("/", "/@wren/", "DETAIL", "/notifications/", "/search/?q=post")
+SIGNED_IN = ("/", "/@wren/", "DETAIL", "/notifications/", "/search/?q=post", "/suggestions/")
 SIGNED_OUT = ("/accounts/signup/", "/accounts/login/")
 
 
@@ -30,6 +31,11 @@ def world() -> dict[str, str]:
     posts = [create_post(author=wren, text=f"Numbered post {n:02d}") for n in range(12)]
     create_post(author=robin, text="A reply", in_reply_to=posts[-1])
     like(user=wren, post=create_post(author=robin, text="Robin's post, liked"))
+    # Who to follow: Wren's follows, one of them locked, suggested to Robin.
+    for name in ("kit", "lark"):
+        follow(follower=wren, followee=User.objects.create_user(username=name, password=PASSWORD))
+    User.objects.filter(username="lark").update(locked=True)  # its button asks instead
+    ranking.refresh(robin.pk)
     return {"DETAIL": f"/posts/{posts[-1].pk}/"}
 
 
@@ -58,8 +64,8 @@ def _log_in(page, username: str) -> None:
     page.goto("/accounts/login/")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)
-    page.locator("main form button[type=submit]").first.click()
-    page.wait_for_load_state()
+    with page.expect_navigation():  # not the log-in page, still loaded, while the POST runs
+        page.locator("main form button[type=submit]").first.click()
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -95,10 +95,10 @@ def test_send_and_answer_a_private_message(visitors):  # noqa: F811
 
     ben.go("/")
     assert "Messages 1" in ben.page.inner_text("nav.site-nav")
-    ben.page.locator("nav.site-nav a[href='/messages/']").click()
-    ben.page.wait_for_load_state()
-    ben.page.locator("li.conversation a").first.click()
-    ben.page.wait_for_load_state()
+    with ben.page.expect_navigation():
+        ben.page.locator("nav.site-nav a[href='/messages/']").click()
+    with ben.page.expect_navigation():
+        ben.page.locator("li.conversation a").first.click()
     assert "the secret plan" in ben.page.inner_text("main")
     ben.page.fill("form[data-conversation-reply] textarea[name=text]", "count me in")
     ben.submit("form[data-conversation-reply]")
@@ -109,6 +109,6 @@ def test_send_and_answer_a_private_message(visitors):  # noqa: F811
 
     ann.go("/messages/")
     assert ann.page.locator("li.conversation.unread").count() == 1
-    ann.page.locator("li.conversation a").first.click()
-    ann.page.wait_for_load_state()
+    with ann.page.expect_navigation():
+        ann.page.locator("li.conversation a").first.click()
     assert "count me in" in ann.page.inner_text("main")

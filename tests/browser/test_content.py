@@ -33,8 +33,7 @@ def test_quote_edit_history_and_tag_pages(visitors, screenshots, width):  # noqa
     link = article(reader, post_id).locator("a.link")
     assert link.get_attribute("href") == "https://example.com/bakery/today-only"
     assert link.get_attribute("rel") == "nofollow noopener ugc"
-    article(reader, post_id).locator("a.hashtag").click()
-    reader.page.wait_for_load_state()
+    reader.follow_link(article(reader, post_id).locator("a.hashtag"))
     assert reader.page.url.endswith("/tags/bread/")
     assert article(reader, post_id).is_visible()
 
@@ -51,8 +50,7 @@ def test_quote_edit_history_and_tag_pages(visitors, screenshots, width):  # noqa
     # The writer fixes the typo: the quote shows the new text, the post says "edited".
     writer.go(f"/posts/{post_id}/")
     article(writer, post_id).locator("details.post-more > summary").click()  # the "more" menu
-    article(writer, post_id).locator("a.post-edit").click()
-    writer.page.wait_for_load_state()
+    writer.follow_link(article(writer, post_id).locator("a.post-edit"))
     writer.page.fill(
         "textarea[name=text]", "Fresh #Bread at https://example.com/bakery/today-only 面包"
     )
@@ -64,8 +62,7 @@ def test_quote_edit_history_and_tag_pages(visitors, screenshots, width):  # noqa
     reader.page.screenshot(path=str(screenshots / f"quote-{width}.png"), full_page=True)
 
     # The history lists both versions, newest first.
-    article(writer, post_id).locator("a.post-edited").click()
-    writer.page.wait_for_load_state()
+    writer.follow_link(article(writer, post_id).locator("a.post-edited"))
     versions = writer.page.locator(".post-version .post-text").all_inner_texts()
     assert [v.split(" at ")[0] for v in versions] == ["Fresh #Bread", "Frsh #Bread"]
     writer.page.screenshot(path=str(screenshots / f"history-{width}.png"), full_page=True)
@@ -74,8 +71,7 @@ def test_quote_edit_history_and_tag_pages(visitors, screenshots, width):  # noqa
     writer.go(f"/posts/{post_id}/")
     article(writer, post_id).locator("details.post-more > summary").click()
     article(writer, post_id).locator("details.confirm > summary").click()  # asks first
-    article(writer, post_id).locator("form[action$='/delete/'] button").click()
-    writer.page.wait_for_load_state()
+    writer.submit(f"article[data-post-id='{post_id}'] form[action$='/delete/']")
     reader.go("/")
     assert "post unavailable" in embedded.inner_text()
     for who in (reader, writer):

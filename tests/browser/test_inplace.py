@@ -11,6 +11,7 @@ from posts.models import Like, Post
 from posts.services import create_post
 from relations.models import Followee
 from relations.services import follow
+from timelines.suggestions import ranking
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,8 +46,8 @@ class Reader:
         self.page.goto("/accounts/login/")
         self.page.fill("input[name=username]", username)
         self.page.fill("input[name=password]", PASSWORD)
-        self.page.locator("main form button[type=submit]").first.click()
-        self.page.wait_for_load_state()
+        with self.page.expect_navigation():
+            self.page.locator("main form button[type=submit]").first.click()
 
     def article(self, post_id: str):
         return self.page.locator(f"article[data-post-id='{post_id}']").first
@@ -163,25 +164,25 @@ def test_the_same_flows_work_through_the_plain_forms_without_javascript(readers,
     post = world["posts"][15]
     reader.page.goto("/")
     loads = reader.loads
-    reader.article(post.pk).locator("form[action$='/like/'] button").click()
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        reader.article(post.pk).locator("form[action$='/like/'] button").click()
     assert reader.loads > loads  # a page load, back to the feed
     assert reader.article(post.pk).locator("form[action$='/unlike/']").count() == 1
     assert Like.objects.filter(user=world["robin"], post_id=post.pk).exists()
 
-    reader.article(post.pk).locator("form[action$='/repost/'] button").click()
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        reader.article(post.pk).locator("form[action$='/repost/'] button").click()
     assert reader.article(post.pk).locator("form[action$='/unrepost/']").count() == 1
 
     reader.page.goto("/@kit/")
-    reader.page.locator("form[action$='/follow/'] button").click()
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        reader.page.locator("form[action$='/follow/'] button").click()
     assert reader.page.locator("form[action$='/unfollow/']").count() == 1
 
     reader.page.goto(f"/posts/{post.pk}/")
     reader.page.fill("#reply textarea[name=text]", "Replying the old way")
-    reader.page.locator("#reply button[type=submit]").click()
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        reader.page.locator("#reply button[type=submit]").click()
     assert reader.page.url.endswith(f"/posts/{post.pk}/")
     assert reader.page.locator("#replies article", has_text="Replying the old way").count() == 1
 
@@ -190,13 +191,13 @@ def test_the_same_flows_work_through_the_plain_forms_without_javascript(readers,
     menu = reader.article(reply.pk).locator("details.post-more")
     menu.locator("summary").first.click()
     menu.locator("details.confirm summary").click()
-    menu.locator("form[action$='/delete/'] button").click()
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        menu.locator("form[action$='/delete/'] button").click()
     assert Post.objects.get(pk=reply.pk).deleted_at is not None
 
     reader.page.goto("/")
-    reader.page.locator("a[rel=next]").click()
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        reader.page.locator("a[rel=next]").click()
     assert reader.page.locator("#feed article[data-post-id]").count() == 5
     assert reader.page.locator(".end-of-feed").count() == 1
 
@@ -220,3 +221,36 @@ def test_the_new_posts_notice_puts_the_new_posts_at_the_top(readers, world):
     assert shown == [newer[1].pk, newer[0].pk, world["posts"][0].pk]
     assert reader.page.locator("a.new-posts").count() == 0
     assert reader.loads == loads
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["in-place", "plain-form"])
+def test_follow_from_who_to_follow_and_the_suggestion_goes(readers, world, javascript):
+    """Desktop: the sidebar suggests Wren's follows to Robin; a click follows one, and
+    the sidebar shows the others (in place with JavaScript, by the plain form without)."""
+    wren, robin = world["wren"], world["robin"]
+    kit = User.objects.get(username="kit")
+    lark = User.objects.create_user(username="lark", password=PASSWORD, display_name="Lark")
+    follow(follower=wren, followee=kit)
+    follow(follower=wren, followee=lark)
+    ranking.refresh(robin.pk)
+    reader = readers("robin", javascript=javascript)
+    reader.page.goto("/")
+    sidebar = reader.page.locator("aside.sidebar [data-part='who-to-follow']")
+    assert sidebar.is_visible()
+    assert sidebar.locator("li.suggestion").count() == 2
+    loads = reader.loads
+
+    button = sidebar.locator("li[data-suggested='kit'] button[type=submit]")
+    if javascript:
+        button.click()
+        # The section is swapped for the fresh one: kit is gone, lark stays.
+        reader.page.locator("li[data-suggested='kit']").wait_for(state="detached")
+        assert reader.loads == loads
+        reader.page.locator("#live-status", has_text="You now follow @kit").wait_for()
+    else:
+        with reader.page.expect_navigation():
+            button.click()
+        assert reader.page.url.endswith("/")
+        assert reader.page.locator("li[data-suggested='kit']").count() == 0
+    assert Followee.objects.filter(user=robin, followee=kit).exists()
+    assert reader.page.locator("li[data-suggested='lark'] button[type=submit]").is_visible()

@@ -56,10 +56,26 @@ class Visitor:
         return self.page.goto(path)
 
     def submit(self, form: str) -> None:
-        """Press the submit button of the form matched by the ``form`` selector."""
-        buttons = f":is({form}) :is(button[type=submit], input[type=submit])"
-        self.page.locator(buttons).first.click()
-        self.page.wait_for_load_state()
+        """Press the submit button of the form matched by the ``form`` selector, and wait
+        for the page it leads to; a form sent in place (``data-inplace``, site.js) leads
+        to none: the caller waits for its answer on the page.
+
+        Not ``click()`` then ``wait_for_load_state()``: that returns at once while the
+        POST is still in flight (the old page is loaded), and the next step then reads
+        the old page or a database the request has not written yet.
+        """
+        target = self.page.locator(f":is({form})").first
+        button = target.locator(":is(button[type=submit], input[type=submit])").first
+        if target.get_attribute("data-inplace") is not None:
+            button.click()
+            return
+        with self.page.expect_navigation():
+            button.click()
+
+    def follow_link(self, link) -> None:
+        """Click the ``link`` locator and wait for the page it opens (not for the old one)."""
+        with self.page.expect_navigation():
+            link.click()
 
     def close(self) -> None:
         assert not self.problems, self.problems
@@ -139,14 +155,14 @@ def test_sign_up_follow_post_and_read_it_in_the_followers_feed(visitors):
     assert feed.count() == 20
     assert "Numbered post 24" in feed.first.inner_text()
     assert not article(reader, post_id).is_visible()
-    reader.page.locator("a[rel=next]").click()
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        reader.page.locator("a[rel=next]").click()
     assert "?before=" in reader.page.url
     assert feed.count() == 6
     assert article(reader, post_id).is_visible()
     assert reader.page.locator("a[rel=next]").count() == 0
-    reader.page.locator("a[rel=prev]").click()
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        reader.page.locator("a[rel=prev]").click()
     assert "?after=" in reader.page.url
     assert "Numbered post 24" in feed.first.inner_text()
 
@@ -207,8 +223,8 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
     reader.go("/")
     box = reader.page.locator("header input[name=q], form[role=search] input[name=q]").first
     box.fill("sparrows")
-    box.press("Enter")
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        box.press("Enter")
     assert "/search/?q=sparrows" in reader.page.url
     assert article(reader, post_id).is_visible()
 
@@ -219,8 +235,8 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
     menu.locator("details.confirm", has_text="Report").locator("summary").click()
     menu.locator("form[action$='/report/'] select[name=category]").select_option("spam")
     menu.locator("form[action$='/report/'] textarea[name=reason]").fill("Selling pills")
-    menu.locator("form[action$='/report/'] button").click()
-    reader.page.wait_for_load_state()
+    with reader.page.expect_navigation():
+        menu.locator("form[action$='/report/'] button").click()
     assert "Thanks" in reader.page.inner_text("main")
     assert Report.objects.get(post_id=post_id).reason == "spam: Selling pills"
 
@@ -238,8 +254,8 @@ def test_reply_like_repost_search_report_and_a_moderator_hiding_the_post(visitor
     assert admin.page.locator("select[name=action] option[value=hide_posts]").count() == 1
     admin.page.check(f"input[name=_selected_action][value='{post_id}']")
     admin.page.select_option("select[name=action]", "hide_posts")
-    admin.page.locator("button[name=index]").click()
-    admin.page.wait_for_load_state()
+    with admin.page.expect_navigation():
+        admin.page.locator("button[name=index]").click()
     assert "Hid 1 post" in admin.page.inner_text("body")
     reader.go("/")
     assert article(reader, post_id).count() == 0

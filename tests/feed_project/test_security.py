@@ -97,6 +97,7 @@ READ_ONLY = {
     "search/",
     "notifications/",
     "timeline/new/",
+    "suggestions/",
     "posts/<>/",
     "posts/<>/media/<>/",
     "posts/<>/media/<>/thumbnail/",

@@ -170,6 +170,10 @@ def test_pages_cost_the_same_queries_with_one_quote_or_a_page_of_quotes_and_tags
                 create_post(author=alice, text=f"word #word #t{i} @bob", quote_of=quoted[i])
 
     publish(1)
+    # A reply whose parent is on no page: its author's name costs its query from the
+    # start (posts.selectors.reply_names), as the replies below do.
+    elsewhere = create_post(author=UserFactory(), text="elsewhere")
+    create_post(author=carol, text="re #word", in_reply_to=elsewhere)
     detail = f"/posts/{Post.objects.filter(author=alice).first().pk}/"
     one = [_count(client, page) for page in (*pages, detail)]
     publish(19)

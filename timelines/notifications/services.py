@@ -20,6 +20,7 @@ from posts.visibility import may_see
 from relations.models import Follower
 from relations.visibility import is_blocked_either_way
 from timelines.notifications.models import Notification
+from timelines.suggestions import contacts
 
 Kind = Notification.Kind
 
@@ -57,6 +58,9 @@ def notify(
             User.objects.filter(pk=recipient_id).update(
                 unread_notifications=F("unread_notifications") + 1
             )
+            # Once per event, as the notification: a reply, like, repost or quote
+            # brings the two closer (seed 003's contact degree, never shown).
+            contacts.raise_for(kind, actor_id, recipient_id)
     return inserted
 
 

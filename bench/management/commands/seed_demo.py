@@ -81,7 +81,8 @@ class Command(BaseCommand):
                     f"Demo world: {report.users:,} users, {report.follows:,} follows, "
                     f"{report.posts:,} posts in {report.seconds:.1f} s ({report.writer}); "
                     f"{report.life.likes:,} likes, {report.life.replies} replies, "
-                    f"{report.life.reposts} reposts, {report.life.reports} reports."
+                    f"{report.life.reposts} reposts, {report.life.reports} reports; "
+                    f"{report.life.suggestions} people to follow suggested to demo."
                 )
             )
         else:
