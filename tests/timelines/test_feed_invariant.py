@@ -13,7 +13,9 @@ from datetime import timedelta
 import pytest
 from django.apps import apps
 from django.conf import settings as django_settings
+from django.core.cache import cache as django_cache
 from django.db import connection, transaction
+from django.test import override_settings
 from django.utils import timezone
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -51,6 +53,7 @@ from relations.services import (
 from timelines import cache
 from timelines.cache import SENTINEL
 from timelines.feed import home_feed
+from timelines.inbox import REBUILD_QUEUED
 from timelines.models import InboxEntry, PullAuthor
 from timelines.reference import UNAVAILABLE, pull_reference_keys, reference_item
 from timelines.tasks import trim_inboxes
@@ -455,13 +458,26 @@ class FeedMachine(RuleBasedStateMachine):
     def go_inactive(self, user: int) -> None:
         User.objects.filter(pk=user).update(last_active_at=timezone.now() - timedelta(days=8))
 
-    @rule(user=users)
-    def come_back_after_a_week(self, user: int) -> None:
+    @rule(user=users, following_thousands=st.booleans())
+    def come_back_after_a_week(self, user: int, following_thousands: bool) -> None:
         """The inbox is rebuilt: not left empty (every read would pull), and complete.
 
         It may hold entries the read drops (a repost whose original is gone is
         a live post of the reposter), so it is not compared key for key.
+
+        Back as a reader over FEED_REBUILD_INLINE_FOLLOWING, the visit does not
+        wait for the rebuild: while it is on its way every page is pulled, and
+        held to the reference's (the inbox stays unbuilt for a later read).
         """
+        if following_thousands:
+            self.go_inactive(user)
+            reader, feed = visit(user), reference(user)
+            with override_settings(FEED_REBUILD_INLINE_FOLLOWING=-1):
+                django_cache.set(REBUILD_QUEUED.format(user), 1)  # queued by an earlier visit
+                assert walk_down(reader, feed) == feed
+                assert walk_up(reader, feed) == feed
+                django_cache.delete(REBUILD_QUEUED.format(user))
+            return
         self.go_inactive(user)
         self.read_first_page(user)
         feed = reference(user)
