@@ -137,6 +137,15 @@ def timeline_key_to_post_id(key: str) -> str:
     return key[TIMELINE_KEY_AUTHOR] + key[:TIME_WIDTH] + key[seq_at:]
 
 
+def stored_keys_to_post_ids(keys: list[str]) -> list[str]:
+    """``timeline_key_to_post_id`` of keys read back from an inbox, a cache or the
+    posts table, which only ever hold keys this module made: not checked again
+    (every page of a feed turns 60 of them; a key from a request is checked
+    where it comes in, feed_project.pagination)."""
+    seq_at = TIME_WIDTH + AUTHOR_WIDTH
+    return [key[TIMELINE_KEY_AUTHOR] + key[:TIME_WIDTH] + key[seq_at:] for key in keys]
+
+
 def author_of_post_id(post_id: str) -> int:
     """The author of a post, read off its id: the shard key of the post's row
     (feed_project.sharding), so a lookup by id routes to one shard."""

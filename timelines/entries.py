@@ -220,7 +220,7 @@ def hydrate(
     """
     if not keys:
         return []
-    post_ids = [ids.timeline_key_to_post_id(key) for key in keys]
+    post_ids = ids.stored_keys_to_post_ids(keys)
     if _routed():
         return routed_items(
             post_ids, reader_id=reader_id, limit=limit or len(keys), ascending=ascending

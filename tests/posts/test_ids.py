@@ -255,3 +255,9 @@ def test_post_id_windows_hold_exactly_the_ids_of_each_author_in_the_time_window(
         other = ids.make_post_id(p)  # another author's id at the same time is never inside
         if p.author != author_id:
             assert not low <= other < high
+
+
+@given(st.lists(parts, max_size=5))
+def test_stored_keys_turn_into_the_post_ids_the_checked_form_gives(many):
+    keys = [ids.make_timeline_key(p) for p in many]
+    assert ids.stored_keys_to_post_ids(keys) == [ids.timeline_key_to_post_id(k) for k in keys]
