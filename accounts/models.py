@@ -48,7 +48,9 @@ class User(AbstractUser):
     time_zone = models.CharField(max_length=64, blank=True, default="", db_default="")
     # Conversations with a message not yet read (timelines.conversations): the
     # navigation's count, read with the user row, never counted on a page view.
-    unread_conversations = models.PositiveIntegerField(default=0, db_default=0)
+    # Not negative by a named CHECK (Meta): Citus refuses a column added with
+    # an unnamed one, as PositiveIntegerField's is.
+    unread_conversations = models.IntegerField(default=0, db_default=0)
     # A locked account approves its followers: a follow becomes a request
     # (relations.services.follow); unlocking accepts every pending one.
     locked = models.BooleanField(default=False, db_default=False)
@@ -75,6 +77,10 @@ class User(AbstractUser):
                 Lower("email"),
                 condition=~models.Q(email=""),
                 name="accounts_user_email_ci_unique",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(unread_conversations__gte=0),
+                name="accounts_user_unread_conversations_not_negative",
             ),
         ]
 

@@ -1,10 +1,11 @@
 """Sizing (docs/SCALING.md): measured bytes per row and per cached inbox, scaled up.
 
 ``manage.py bench_sizing`` writes SAMPLE rows of typical content into each
-table the model sizes, inside a transaction it rolls back, and reads how much
-each table grew (heap, indexes and TOAST; on a Citus coordinator, over every
-shard): bytes per row as freshly written, so real tables, whose indexes
-split and bloat, run larger. A Redis sorted set filled like a cached inbox at
+table the model sizes, inside a transaction it rolls back (on Citus:
+committed, measured, then deleted), and reads how much each table grew
+(heap, indexes and TOAST; on a Citus coordinator, over every shard): bytes
+per row as freshly written, so real tables, whose indexes split and bloat,
+run larger. A Redis sorted set filled like a cached inbox at
 the cap (``FEED_INBOX_CAP`` keys, through ``timelines.cache``) gives the
 memory of one cached inbox (``MEMORY USAGE``). Then it multiplies by a
 written-down model of one user (``PerUser``) for each population.
@@ -109,25 +110,66 @@ class _RollBack(Exception):
     pass
 
 
+# The column each sample row is keyed by: a sample user's id (one shard each on Citus).
+OWNER = {
+    User: "id",
+    Post: "author",
+    Follower: "user",
+    Followee: "user",
+    Like: "user",
+    Notification: "recipient",
+    InboxEntry: "reader",
+    InboxState: "reader",
+}
+
+
 def _sizes(db, tables: list[str], size: str) -> dict[str, int]:
     db.execute(f"SELECT {', '.join(f'{size}(%s)' for _ in tables)}", tables)
     return dict(zip(tables, db.fetchone(), strict=True))
 
 
+def _write(rows: dict[type, list]) -> None:
+    for model, objects in rows.items():
+        model.objects.bulk_create(objects, batch_size=2_000)
+
+
+def _delete(rows: dict[type, list]) -> None:
+    """Delete the committed sample rows, by their owners' ids, children before parents."""
+    owners = [user.pk for user in rows[User]]
+    with transaction.atomic(), connection.cursor() as db:
+        for model in reversed(rows):
+            column = model._meta.get_field(OWNER[model]).column
+            db.execute(f"DELETE FROM {model._meta.db_table} WHERE {column} = ANY(%s)", [owners])
+
+
 def bytes_per_row(log: Log, n: int = SAMPLE) -> dict[str, float]:
-    """How much each sized table grows per row written, measured on ``n`` rows rolled back."""
-    size = (
-        "citus_total_relation_size" if sharding.on_citus(connection) else "pg_total_relation_size"
-    )
+    """How much each sized table grows per row written, measured on ``n`` sample rows.
+
+    On plain PostgreSQL the rows are written, measured and rolled back in one
+    transaction. Citus measures a distributed table over other connections and
+    refuses to in a transaction that wrote rows, so there they are committed,
+    measured, then deleted.
+    """
     rows = _sample_rows(n)
     tables = [model._meta.db_table for model in rows]
+    if sharding.on_citus(connection):
+        with connection.cursor() as db:
+            before = _sizes(db, tables, "citus_total_relation_size")
+        with transaction.atomic():
+            _write(rows)
+        try:
+            with connection.cursor() as db:
+                after = _sizes(db, tables, "citus_total_relation_size")
+        finally:
+            _delete(rows)
+        log(f"wrote, measured and deleted {n:,} rows in each of {len(tables)} tables")
+        return {t: (after[t] - before[t]) / n for t in tables}
     grown: dict[str, float] = {}
     try:
         with transaction.atomic(), connection.cursor() as db:
-            before = _sizes(db, tables, size)
-            for model, objects in rows.items():
-                model.objects.bulk_create(objects, batch_size=2_000)
-            after = _sizes(db, tables, size)
+            before = _sizes(db, tables, "pg_total_relation_size")
+            _write(rows)
+            after = _sizes(db, tables, "pg_total_relation_size")
             grown = {t: (after[t] - before[t]) / n for t in tables}
             raise _RollBack
     except _RollBack:

@@ -180,8 +180,11 @@ class Report:
         text = "no request after it" if first_ok is None else f"{first_ok - fault.at:.2f} s"
         if fault.name == "worker":
             texts = [t for wall, t in self.accepted if wall >= fault.wall]
+            # The posts first, then their fan-outs by id: on Citus a fan-out row
+            # is on its post id's shard, not its author's, and a join is refused.
+            posts = list(Post.objects.filter(text__in=texts).values_list("id", flat=True))
             finished = (
-                FanOut.objects.filter(post__text__in=texts, finished_at__isnull=False)
+                FanOut.objects.filter(post_id__in=posts, finished_at__isnull=False)
                 .order_by("finished_at")
                 .values_list("finished_at", flat=True)
                 .first()

@@ -13,6 +13,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='user',
             name='unread_conversations',
-            field=models.PositiveIntegerField(db_default=0, default=0),
+            field=models.IntegerField(db_default=0, default=0),
+        ),
+        # The column and a named CHECK apart: Citus refuses an ADD COLUMN with an
+        # unnamed CHECK (PositiveIntegerField's).
+        migrations.AddConstraint(
+            model_name='user',
+            constraint=models.CheckConstraint(condition=models.Q(unread_conversations__gte=0), name='accounts_user_unread_conversations_not_negative'),
         ),
     ]

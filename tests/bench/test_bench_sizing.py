@@ -10,7 +10,9 @@ from accounts.models import User
 from posts.models import Post
 
 
-@pytest.mark.django_db
+# Transactional: on Citus the command commits its rows (a size cannot be read in
+# a transaction that wrote), then deletes them.
+@pytest.mark.django_db(transaction=True)
 def test_bench_sizing_prints_bytes_per_row_and_leaves_nothing_behind():
     out = StringIO()
     call_command("bench_sizing", "--sample", "300", stdout=out)

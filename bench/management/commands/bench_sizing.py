@@ -15,15 +15,15 @@ def _gb(value: float) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Bytes per row of the main tables (sample rows written and rolled back) and Redis "
-        "memory of one cached inbox at the cap, then the database, Redis, "
+        "Bytes per row of the main tables (sample rows written, then rolled back or deleted) "
+        "and Redis memory of one cached inbox at the cap, then the database, Redis, "
         "Citus workers and Redis masters for 1 million and 100 million users under a "
         "written-down per-user model (bench/sizing.py). See docs/SCALING.md."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--sample", type=int, default=sizing.SAMPLE, help="rows per table, rolled back"
+            "--sample", type=int, default=sizing.SAMPLE, help="rows per table, then removed"
         )
         parser.add_argument("--follows", type=int, default=sizing.PerUser.follows)
         parser.add_argument("--posts", type=int, default=sizing.PerUser.posts)
