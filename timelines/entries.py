@@ -47,7 +47,7 @@ FROM {post} p
 JOIN {user} a ON a.id = p.author_id
 LEFT JOIN {post} o ON o.id = p.repost_of_id
 LEFT JOIN {user} oa ON oa.id = o.author_id
-WHERE p.id = ANY(%(post_ids)s::{key}[])
+WHERE p.id {among_post_ids}
   AND {in_home_feed}
   AND NOT EXISTS (
          SELECT 1 FROM {post} r
@@ -101,10 +101,15 @@ def _shown_entries(
     """The first ``limit`` entries among ``post_ids`` that the reader's feed shows,
     in scan order, with their authors and originals loaded."""
     params: dict[str, object] = {"viewer": reader_id, "limit": limit, "now": timezone.now()}
-    # One array, not a parameter per id: the statement's text stays the same from
-    # page to page, so psycopg parses it once (it caches statements of at most 50
-    # parameters; a parameter per id had it parse 4 KB of SQL on every page).
-    params["post_ids"] = post_ids
+    if connection.vendor == "postgresql":
+        # One array, not a parameter per id: the statement's text stays the same
+        # from page to page, so psycopg parses it once (it caches statements of at
+        # most 50 parameters; a parameter per id had it parse 4 KB on every page).
+        params["post_ids"] = post_ids
+        among_post_ids = f"= ANY(%(post_ids)s::{ids.SQL_TYPE}[])"
+    else:  # SQLite, the embedded default: no arrays
+        params.update({f"p{n}": post_id for n, post_id in enumerate(post_ids)})
+        among_post_ids = f"IN ({', '.join(f'%(p{n})s' for n in range(len(post_ids)))})"
     sql = _ENTRIES_SQL.format(
         post=Post._meta.db_table,
         user=User._meta.db_table,
@@ -112,7 +117,7 @@ def _shown_entries(
         shown_repost=visibility.sql_shown_repost_of("r"),
         post_columns=", ".join(f"p.{column}" for column in _POST_COLUMNS),
         original_columns=", ".join(f"o.{column}" for column in _POST_COLUMNS),
-        key=ids.SQL_TYPE,
+        among_post_ids=among_post_ids,
         direction="ASC" if ascending else "DESC",
     )
     width = len(_POST_COLUMNS)
