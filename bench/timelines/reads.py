@@ -4,7 +4,7 @@ from collections.abc import Callable
 from typing import Any
 
 from accounts.models import User
-from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
+from bench.timelines.report import Table, Verdict, format_ms, measure_and_count, timing_row
 from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
 from posts.models import Post
@@ -63,14 +63,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
                 fn, samples=options.samples, warmup=options.warmup, setup=setup
             )
             timings[label] = timing
-            table.rows.append(
-                (
-                    f"page {number}: {label}",
-                    format_ms(timing.p50),
-                    format_ms(timing.p99),
-                    str(queries),
-                )
-            )
+            table.rows.append(timing_row(f"page {number}: {label}", timing, queries))
         cached = timings["home_feed, cache warm"]
         pulled = min(
             timings[label].p50

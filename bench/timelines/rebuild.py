@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
-from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
+from bench.timelines.report import Table, Verdict, format_ms, measure_and_count, timing_row
 from bench.timelines.spec import Log, Options, World
 from feed_project.sharding import on_citus
 from posts import ids
@@ -130,18 +130,8 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
         title=f"3. Rebuild of an inactive reader following {reader_following:,} accounts",
         header=("step", "p50", "p99", "queries/call"),
         rows=[
-            (
-                "Inbox.rebuild",
-                format_ms(rebuild.p50),
-                format_ms(rebuild.p99),
-                str(rebuild_queries),
-            ),
-            (
-                "raw limit: one INSERT ... SELECT of the same rows",
-                format_ms(raw.p50),
-                format_ms(raw.p99),
-                str(raw_queries),
-            ),
+            timing_row("Inbox.rebuild", rebuild, rebuild_queries),
+            timing_row("raw limit: one INSERT ... SELECT of the same rows", raw, raw_queries),
         ],
         notes=[
             f"{options.rebuild_runs} runs each after {options.rebuild_warmup} warm-up runs, "

@@ -79,3 +79,8 @@ class Verdict:
 
 def format_ms(value: float) -> str:
     return f"{value:,.2f} ms" if value < 100 else f"{value:,.0f} ms"
+
+
+def timing_row(label: str, timing: Timing, queries: int) -> tuple[str, str, str, str]:
+    """A table row of a timed call: label, p50, p99, queries per call."""
+    return (label, format_ms(timing.p50), format_ms(timing.p99), str(queries))

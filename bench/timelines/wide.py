@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from bench.timelines.rebuild import forget_inbox
-from bench.timelines.report import Table, Verdict, format_ms, measure_and_count
+from bench.timelines.report import Table, Verdict, format_ms, measure_and_count, timing_row
 from bench.timelines.spec import FOLLOWER, Log, Options, World, WorldError
 from bench.timelines.world import insert_follows, set_counters
 from feed_project.pagination import Cursor
@@ -87,23 +87,10 @@ def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[V
         title=f"4. First page of {WIDE} (follows {options.wide_following:,} accounts, no inbox)",
         header=("read", "p50", "p99", "queries/call"),
         rows=[
-            (
-                "home_feed, no inbox (rebuild queued, the page pulled)",
-                format_ms(page.p50),
-                format_ms(page.p99),
-                str(page_queries),
-            ),
-            (
-                "the queued rebuild (Inbox.rebuild, in a worker)",
-                format_ms(rebuilt.p50),
-                format_ms(rebuilt.p99),
-                str(rebuild_queries),
-            ),
-            (
-                "plain query: author IN followees ORDER BY key LIMIT + hydrate",
-                format_ms(base.p50),
-                format_ms(base.p99),
-                str(base_queries),
+            timing_row("home_feed, no inbox (rebuild queued, the page pulled)", page, page_queries),
+            timing_row("the queued rebuild (Inbox.rebuild, in a worker)", rebuilt, rebuild_queries),
+            timing_row(
+                "plain query: author IN followees ORDER BY key LIMIT + hydrate", base, base_queries
             ),
         ],
         notes=[
