@@ -8,6 +8,7 @@ from django.template import Context, Template
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
+from feed_project import sharding
 from posts.services import create_post, delete_post, repost, unlike
 from relations.services import block, follow, unfollow
 from tests.factories import UserFactory
@@ -290,8 +291,9 @@ def test_notifications_query_count_does_not_grow_with_the_page(client, alice, ca
         assert len(note_ids(response)) == total
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
-    # Session, user, the page, its actors, its posts (the nav's count is on the user).
-    assert counts[0] <= 5, counts
+    # Session, user, the page, its actors, its posts (the nav's count is on the user);
+    # on Citus one more: the viewer's muted words, read before the posts.
+    assert counts[0] <= (6 if sharding.on_citus(connection) else 5), counts
 
 
 # --- Mentions as links --------------------------------------------------------------
