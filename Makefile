@@ -88,8 +88,9 @@ test-redis-cluster: install
 
 # The whole suite on a throwaway Citus cluster (a coordinator and two workers on
 # loopback ports) when the citus extension is installed; exit 2 when it is not.
-# CI does not run it: docs/SCALING.md records its last run.
-test-citus: install
+# CI does not run it: docs/SCALING.md records its last run. The whole suite
+# includes the browser tests, hence chromium and axe (run 9 erred without them).
+test-citus: install chromium axe
 	REDIS_URL=$(TEST_REDIS_URL) scripts/citus_cluster.sh test
 
 # The embedded default (no environment): SQLite, no Redis, eager Celery.
