@@ -78,7 +78,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
                 figure=f"Home page {number}, cached, p50",
                 measured=format_ms(cached.p50),
                 baseline=f"{format_ms(pulled)} best pull",
-                ratio=f"{pulled / cached.p50:.0f}x faster",
+                ratio=f"{pulled / cached.p50:.1f}x faster",
                 target=">= 10x faster",
                 met=pulled >= 10 * cached.p50,
             )
