@@ -6,18 +6,16 @@ once, before any inbox is cleaned), with each original shown once, at its
 newest entry, and who of the people the reader follows reposted it (seed 004).
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 
 from django.conf import settings
 from django.db import connection
-from django.db.models.expressions import Col
 from django.utils import timezone
 
 from accounts.models import User
 from feed_project import sharding
 from posts import ids, visibility
+from posts import sql as post_sql
 from posts.models import Post
 from relations.visibility import standing
 
@@ -65,48 +63,10 @@ _AUTHOR_AT = _POST_FIELDS.index("author_id")
 _AUTHOR_FIELDS = ["id", "username", "display_name", "avatar"]
 
 
-@cache
-def _converters(vendor: str) -> list[tuple[int, Col, Callable]]:
-    """(column index, column, converter) of the backend's converters of a post row."""
-    table = Post._meta.db_table
-    return [
-        (at, field.get_col(table), converter)
-        for at, field in enumerate(Post._meta.concrete_fields)
-        for converter in connection.ops.get_db_converters(field.get_col(table))
-    ]
-
-
-def _converted(values: tuple) -> tuple:
-    """The row as the ORM would give it: the backend's converters applied (SQLite
-    hands back datetimes naive, such as ``edited_at``); none on PostgreSQL."""
-    converters = _converters(connection.vendor)
-    if not converters:
-        return values
-    row = list(values)
-    for at, column, converter in converters:
-        row[at] = converter(row[at], column, connection)
-    return tuple(row)
-
-
 def _post_of(values: tuple, author_id: int, author: tuple) -> Post:
-    post = Post.from_db(connection.alias, _POST_FIELDS, _converted(values))
+    post = post_sql.from_row(Post, values)
     post.author = User.from_db(connection.alias, _AUTHOR_FIELDS, (author_id, *author))
     return post
-
-
-def _among(post_ids: list[str], params: dict[str, object]) -> str:
-    """``= ANY(...)`` or ``IN (...)`` of these post ids, their parameters put in ``params``.
-
-    On PostgreSQL one array, not a parameter per id: the statement's text stays
-    the same from page to page, so psycopg parses it once (it caches statements
-    of at most 50 parameters; a parameter per id had it parse 4 KB on every
-    page). SQLite, the embedded default, has no arrays: a parameter each.
-    """
-    if connection.vendor == "postgresql":
-        params["post_ids"] = post_ids
-        return f"= ANY(%(post_ids)s::{ids.SQL_TYPE}[])"
-    params.update({f"p{n}": post_id for n, post_id in enumerate(post_ids)})
-    return f"IN ({', '.join(f'%(p{n})s' for n in range(len(post_ids)))})"
 
 
 def _shown_entries(
@@ -122,7 +82,7 @@ def _shown_entries(
         shown_repost=visibility.sql_shown_repost_of("r"),
         post_columns=", ".join(f"p.{column}" for column in _POST_COLUMNS),
         original_columns=", ".join(f"o.{column}" for column in _POST_COLUMNS),
-        among_post_ids=_among(post_ids, params),
+        among_post_ids=post_sql.among(post_ids, params),
         direction="ASC" if ascending else "DESC",
     )
     width = len(_POST_COLUMNS)
@@ -162,7 +122,7 @@ def _reposters(reader_id: int, original_ids: list[str]) -> dict[str, list[User]]
     sql = _REPOSTERS_SQL.format(
         post=Post._meta.db_table,
         user=User._meta.db_table,
-        among_post_ids=_among(original_ids, params),
+        among_post_ids=post_sql.among(original_ids, params),
         shown_repost=visibility.sql_shown_repost_of("r"),
     )
     reposters: dict[str, list[User]] = {}
