@@ -8,8 +8,9 @@ added once: every live post carries one tag of a long tail of 5,000, and
 straight into the tag index (COPY), not parsed from the posts' text: the tag
 page reads the index and the posts, never the text.
 
-Figures, p50 and p99 in milliseconds after warm-up, signed-in viewer (so the
-block checks run), first page and the page after it:
+Figures, p50 and p99 in milliseconds after warm-up and the CPU of a call here
+and in PostgreSQL (``bench.search.timed``), signed-in viewer (so the block
+checks run), first page and the page after it:
 
 - ``tag_page``: the selector (``posts.tags.tag_page``): one statement;
 - ``GET /tags/<tag>/``: the whole page in process (middleware, session,
@@ -29,7 +30,7 @@ from django.test import Client
 
 from accounts.models import User
 from bench.bulk import Progress, no_progress, write_rows
-from bench.search import Figure, _time
+from bench.search import HEADER, Figure, row, timed
 from feed_project.pagination import Cursor
 from posts.content_models import PostTag
 from posts.models import Post
@@ -110,15 +111,15 @@ def run(*, samples: int, log: Log) -> list[Figure]:
     figures: list[Figure] = []
 
     def measure(label: str, tag: str, call: Callable[[], object], matches: int) -> None:
-        p50, p99 = _time(call, samples)
-        figures.append(Figure(label, tag, matches, p50, p99))
-        log(f"  {label:<22} {tag:<16} {matches:>9,} {p50:>9.1f} {p99:>9.1f}")
+        figure = timed(label, tag, matches, call, samples)
+        figures.append(figure)
+        log(f"  {label:<22} {tag:<16} {matches:>9,} {row(figure)}")
 
     def get(path: str) -> None:
         response = client.get(path)
         assert response.status_code == 200, (path, response.status_code)
 
-    log(f"  {'what':<22} {'tag':<16} {'matches':>9} {'p50 ms':>9} {'p99 ms':>9}")
+    log(f"  {'what':<22} {'tag':<16} {'matches':>9} {HEADER}")
     for tag, _ in EXTRA_TAGS:
         matches = PostTag.objects.filter(tag=tag).count()
         measure(

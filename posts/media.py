@@ -37,6 +37,7 @@ from accounts.models import User
 from feed_project.images import FORMATS, Refused, reading
 from feed_project.images import frames as _frames
 from posts import ids
+from posts import sql as post_sql
 from posts.models import MAX_ALT_TEXT_LENGTH, Post, PostMedia
 
 MAX_IMAGES = 4
@@ -263,14 +264,20 @@ def authors_with_discarded(*, older_than_seconds: int) -> list[int]:
 
 def media_by_post(posts: Iterable[Post]) -> dict[str, list[PostMedia]]:
     """The live media of these posts, in order: one query a page, by (author, post)."""
-    post_ids = {post.pk for post in posts}
+    post_ids = sorted({post.pk for post in posts})
     if not post_ids:
         return {}
-    authors = {ids.author_of_post_id(post_id) for post_id in post_ids}
+    authors = sorted({ids.author_of_post_id(post_id) for post_id in post_ids})
+    params: dict[str, object] = {}
+    rows = post_sql.models(
+        PostMedia,
+        f"SELECT {post_sql.columns(PostMedia)} FROM {PostMedia._meta.db_table}"
+        f" WHERE author_id {post_sql.among(authors, params, 'authors', 'bigint')}"
+        f" AND post_id {post_sql.among(post_ids, params)}"
+        " AND discarded_at IS NULL ORDER BY post_id, position",
+        params,
+    )
     found: dict[str, list[PostMedia]] = {}
-    rows = PostMedia.objects.filter(
-        author_id__in=authors, post_id__in=post_ids, discarded_at__isnull=True
-    ).order_by("post_id", "position")
     for item in rows:
         found.setdefault(item.post_id, []).append(item)
     return found

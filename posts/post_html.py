@@ -10,13 +10,16 @@ come back to) is worked out once a page. Pages call it through
 ``{% post_article post reposted_by %}`` (``posts/templatetags/post_html.py``).
 """
 
-from collections.abc import Collection, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
 import jinja2
 from django.conf import settings
+from django.db.models import Model
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 from django.utils.dates import MONTHS_3
@@ -170,9 +173,105 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _template() -> jinja2.Template:
+def _template(name: str = "posts/_post.jinja") -> jinja2.Template:
     # Jinja2 keeps the compiled template; with DEBUG it checks the file's time first.
-    return _environment().get_template("posts/_post.jinja")
+    return _environment().get_template(name)
+
+
+class Fragments:
+    """Rendered post contents by everything they were rendered from, the least recently
+    used dropped past ``size``: a pure function's results, so nothing is ever stale."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._kept: OrderedDict[tuple, SafeString] = OrderedDict()
+        self._lock = threading.Lock()  # gthread workers share a process
+
+    def get(self, key: tuple, render: Callable[[], SafeString]) -> SafeString:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found
+        rendered = render()
+        with self._lock:
+            self._kept[key] = rendered
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return rendered
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+# ~1-2 KB each: a few MB a process. Issue 11: the content is about half of a post's
+# rendering (and all of its linkifying), 20 times a page.
+CONTENTS = Fragments(size=4096)
+
+
+# Columns the content never shows (the counts are in the reactions, rendered every
+# time): a like does not make the post's content render again.
+_NOT_SHOWN_IN_CONTENT = frozenset({"reply_count", "like_count", "repost_count"})
+
+
+def _row(instance: Model) -> tuple:
+    """The values of the instance's loaded columns (a deferred one is left out, not loaded)."""
+    values = instance.__dict__
+    return tuple(
+        values.get(field.attname)
+        for field in instance._meta.concrete_fields
+        if field.attname not in _NOT_SHOWN_IN_CONTENT
+    )
+
+
+def _content(
+    post: Post,
+    *,
+    url: Urls,
+    media: Sequence[PostMedia],
+    full_media: bool,
+    replying_to: str | None,
+) -> SafeString:
+    """The part of a post every reader sees alike (``posts/_post_content.jinja``), kept in
+    ``CONTENTS`` by the post's and its author's columns, its images, whom it answers,
+    the time as shown ("5m") and the time zone it is shown in."""
+    now = timezone.now()
+    created_ago = time_ago(post.created_at, now)
+    key = (
+        _row(post),
+        _row(post.author),
+        tuple(_row(item) for item in media),
+        full_media,
+        replying_to,
+        created_ago,
+        timezone.get_current_timezone_name(),
+        timezone.localtime(now).year,  # "20 Nov" this year, "20 Nov 2025" before
+        url,
+    )
+
+    def render() -> SafeString:
+        created = timezone.localtime(post.created_at)
+        edited = timezone.localtime(post.edited_at) if post.edited_at else None
+        return mark_safe(
+            _template("posts/_post_content.jinja").render(
+                post=post,
+                text=text_html(post.text, url, post.mentions.split()),
+                created=created,
+                created_text=display_time(created),
+                created_ago=created_ago,
+                replying_to=replying_to,
+                edited=edited,
+                edited_text=display_time(edited) if edited else "",
+                url=url,
+                media=media,
+                full_media=full_media,
+            )
+        )
+
+    if settings.DEBUG:
+        return render()
+    return CONTENTS.get(key, render)
 
 
 def render_post(
@@ -190,26 +289,20 @@ def render_post(
     at their own size with ``full_media`` (the detail page's post).
     ``replying_to``: the username of the author of the post a reply answers
     (``posts.selectors.reply_names``), or None when the viewer may not see that post.
+    What every reader sees alike is rendered once (``_content``); the quote, the
+    counts and the reader's forms (each with the request's CSRF token) every time.
     """
     url = urls()
-    created = timezone.localtime(post.created_at)
-    edited = timezone.localtime(post.edited_at) if post.edited_at else None
     quoted = quotes.quoted_of(post, viewer_id=viewer.user_id) if post.quote_of_id else None
     html = _template().render(
         post=post,
         reposted_by=reposted_by,
-        text=text_html(post.text, url, post.mentions.split()),
-        created=created,
-        created_text=display_time(created),
-        created_ago=time_ago(post.created_at, timezone.now()),
-        replying_to=replying_to,
-        edited=edited,
-        edited_text=display_time(edited) if edited else "",
+        content=_content(
+            post, url=url, media=media, full_media=full_media, replying_to=replying_to
+        ),
         quoted=quoted,
         quoted_text=text_html(quoted.text, url, quoted.mentions.split()) if quoted else "",
         viewer=viewer,
         url=url,
-        media=media,
-        full_media=full_media,
     )
     return mark_safe(html)

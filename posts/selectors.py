@@ -6,7 +6,8 @@ from django.contrib.auth.models import AnonymousUser
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
-from posts import quotes
+from posts import ids, quotes
+from posts import sql as post_sql
 from posts.media import media_by_post
 from posts.models import Like, Post
 from posts.visibility import OPEN, readable, readable_among, readable_by, without_muted_words
@@ -64,8 +65,13 @@ def liked_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]) -
     post_ids = list(post_ids)
     if user is None or not user.is_authenticated or not post_ids:
         return set()
+    params: dict[str, object] = {"user": user.pk}
     return set(
-        Like.objects.filter(user_id=user.pk, post_id__in=post_ids).values_list("post_id", flat=True)
+        post_sql.column(
+            f"SELECT post_id FROM {Like._meta.db_table}"
+            f" WHERE user_id = %(user)s AND post_id {post_sql.among(post_ids, params)}",
+            params,
+        )
     )
 
 
@@ -74,10 +80,15 @@ def reposted_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]
     post_ids = list(post_ids)
     if user is None or not user.is_authenticated or not post_ids:
         return set()
+    low, high = ids.post_id_range(user.pk)
+    params: dict[str, object] = {"user": user.pk, "low": low, "high": high}
     return set(
-        Post.objects.by_author(user.pk)
-        .filter(repost_of_id__in=post_ids, deleted_at__isnull=True)
-        .values_list("repost_of_id", flat=True)
+        post_sql.column(
+            f"SELECT repost_of_id FROM {Post._meta.db_table}"
+            " WHERE author_id = %(user)s AND id >= %(low)s AND id < %(high)s"
+            f" AND repost_of_id {post_sql.among(post_ids, params)} AND deleted_at IS NULL",
+            params,
+        )
     )
 
 

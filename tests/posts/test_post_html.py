@@ -4,10 +4,13 @@ from datetime import UTC, datetime
 
 import pytest
 from django.template import Context, Template
+from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.models import User
 from posts import post_html
+from posts.models import Post
 from posts.services import create_post, like, repost
 
 
@@ -90,3 +93,79 @@ def test_a_visitor_sees_counts_and_no_forms(client, carol):
     assert "&lt;script&gt;x&lt;/script&gt;" in html
     assert 'Likes</span> <span class="count">0</span>' in html
     assert f"/posts/{post.pk}/like/" not in html
+
+
+# --- the content every reader sees alike is rendered once (post_html.CONTENTS) ---------
+
+
+def _render(post, viewer_id=None):
+    return post_html.render_post(post, viewer=post_html.Viewer(user_id=viewer_id))
+
+
+def _fresh(post):
+    """The post rendered with nothing kept (DEBUG renders every time)."""
+    with override_settings(DEBUG=True):
+        return _render(post)
+
+
+def _reloaded(post):
+    return Post.objects.with_id(post.pk).select_related("author").get()
+
+
+def test_a_post_rendered_again_reuses_its_content_and_says_the_same(db, carol):
+    post_html.CONTENTS.clear()
+    post = _reloaded(create_post(author=carol, text="hello #tea https://example.com"))
+
+    first = _render(post)
+    kept = len(post_html.CONTENTS._kept)
+    again = _render(_reloaded(post))
+
+    assert kept == 1 and len(post_html.CONTENTS._kept) == 1  # no second rendering
+    assert again == first == _fresh(post)
+    assert 'href="/tags/tea/"' in again
+
+
+def test_what_the_content_shows_changes_it_at_once(db, carol, alice):
+    post_html.CONTENTS.clear()
+    post = create_post(author=carol, text="before")
+    _render(_reloaded(post))
+
+    Post.objects.filter(pk=post.pk).update(text="after", edited_at=timezone.now())
+    assert "after" in _render(_reloaded(post)) and "edited" in _render(_reloaded(post))
+
+    User.objects.filter(pk=carol.pk).update(display_name="Carol Renamed")
+    assert "<strong>Carol Renamed</strong>" in _render(_reloaded(post))
+
+    at_home = _render(_reloaded(post))
+    with timezone.override("Pacific/Kiritimati"):  # UTC+14: another day
+        shown = _render(_reloaded(post))
+        assert shown == _fresh(_reloaded(post))
+    assert shown != at_home
+
+
+def test_counts_and_the_readers_forms_are_rendered_every_time(db, carol, alice):
+    post_html.CONTENTS.clear()
+    post = create_post(author=carol, text="counted")
+    before = _render(_reloaded(post), viewer_id=alice.pk)
+    like(user=alice, post=post)
+
+    after = post_html.render_post(
+        _reloaded(post), viewer=post_html.Viewer(user_id=alice.pk, liked_ids={post.pk})
+    )
+
+    assert len(post_html.CONTENTS._kept) == 1  # a like does not render the content again
+    assert 'Like</span> <span class="count">0</span>' in before
+    assert 'Liked</span> <span class="count">1</span>' in after
+    assert f'action="/posts/{post.pk}/unlike/"' in after
+    assert f"/posts/{post.pk}/delete/" not in after
+    assert f"/posts/{post.pk}/delete/" in _render(_reloaded(post), viewer_id=carol.pk)
+
+
+def test_the_kept_contents_are_bounded():
+    fragments = post_html.Fragments(size=2)
+    for n in range(5):
+        fragments.get((n,), lambda n=n: f"<p>{n}</p>")
+    fragments.get((3,), lambda: "not rendered again")
+
+    assert list(fragments._kept) == [(4,), (3,)]
+    assert fragments.get((3,), lambda: "x") == "<p>3</p>"

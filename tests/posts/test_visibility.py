@@ -64,11 +64,14 @@ def by_sql(where: str, viewer_id: int, alias: str = "p") -> set[str]:
         return {row[0] for row in db.fetchall()}
 
 
-@settings(
+EXAMPLES = settings(
     max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+
+
+@EXAMPLES
 @given(
     drawn=posts,
     blocks=pairs,
@@ -151,11 +154,7 @@ def test_the_feed_rule_picks_the_same_posts_in_every_dialect(
     }
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@EXAMPLES
 @given(
     drawn=posts,
     follows=pairs,
