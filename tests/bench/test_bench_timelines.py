@@ -3,7 +3,9 @@
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
+
+from bench.management.commands.bench_timelines import split_database_url
 
 
 @pytest.mark.django_db(transaction=True)
@@ -40,3 +42,21 @@ def test_bench_timelines_quick_prints_every_figure():
         assert label in output
     # The set-based rebuild (one UNION ALL leg per author) writes what Inbox.rebuild does.
     assert "the raw limit wrote the same inbox as Inbox.rebuild: yes" in output
+
+
+def test_database_url_is_taken_off_the_command_line_it_runs_again_with():
+    argv = ["manage.py", "bench_timelines", "--quick", "--database-url", "postgres://c:5/x", "-v2"]
+
+    url, rest = split_database_url(argv)
+
+    assert url == "postgres://c:5/x"
+    assert rest == ["manage.py", "bench_timelines", "--quick", "-v2"]
+    assert split_database_url(["manage.py", "bench_timelines"]) == (
+        None,
+        ["manage.py", "bench_timelines"],
+    )
+
+
+def test_a_database_url_other_than_the_running_one_is_refused_in_process():
+    with pytest.raises(CommandError, match="read when the process starts"):
+        call_command("bench_timelines", "--quick", "--database-url", "postgres://elsewhere/x")

@@ -1,11 +1,23 @@
 """``manage.py bench_timelines``: issue 3's benchmark (the work is in bench.timelines)."""
 
+import argparse
+import os
+import sys
 import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from bench import timelines as bench
+
+
+def split_database_url(argv: list[str]) -> tuple[str | None, list[str]]:
+    """``--database-url`` of a ``manage.py bench_timelines ...`` command line, and the
+    command line without it."""
+    option = argparse.ArgumentParser(add_help=False)
+    option.add_argument("--database-url")
+    found, rest = option.parse_known_args(argv[2:])
+    return found.database_url, [*argv[:2], *rest]
 
 
 class Command(BaseCommand):
@@ -76,8 +88,28 @@ class Command(BaseCommand):
             help="posts by accounts no measured reader follows, for a sparse world (default 0)",
         )
         parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fan-out")
+        parser.add_argument(
+            "--database-url",
+            help="the database to run on, such as a Citus coordinator "
+            "(postgres://user@host:port/name): DATABASE_URL for this run and its worker",
+        )
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        # The settings read DATABASE_URL when the process starts, and the worker the
+        # bench starts inherits its environment: run again with it set.
+        url, rest = split_database_url(argv)
+        if url is not None and os.environ.get("DATABASE_URL") != url:
+            environment = {**os.environ, "DATABASE_URL": url}
+            os.execve(sys.executable, [sys.executable, *rest], environment)
+        super().run_from_argv(argv)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        url = options["database_url"]
+        if url is not None and os.environ.get("DATABASE_URL") != url:
+            raise CommandError(
+                "--database-url is read when the process starts: give it on the command "
+                "line (manage.py bench_timelines --database-url ...) or set DATABASE_URL"
+            )
         base = bench.QUICK if options["quick"] else bench.FULL
         spec = bench.WorldSpec(
             users=options["users"] or base.users,
