@@ -163,14 +163,35 @@ def display_time(moment: datetime) -> str:
     return f"{local.day} {month} {local.year}, {local.hour:02d}:{local.minute:02d}"
 
 
+def _icon(path: str) -> SafeString:
+    return mark_safe(
+        '<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false">'
+        f'<path d="{path}"/></svg>'
+    )
+
+
+# The action icons, whole: a Jinja2 macro call each cost more than the rest of the line.
+ICONS = {
+    "reply": _icon("M4 4h16v12H8l-4 4z"),
+    "like": _icon("M12 21 3.5 12.5A5 5 0 0 1 12 5.5a5 5 0 0 1 8.5 7z"),
+    "repost": _icon("M7 7h10v3l4-4-4-4v3H5v6h2zm10 10H7v-3l-4 4 4 4v-3h12v-6h-2z"),
+    "more": _icon(
+        "M5 10a2 2 0 1 0 0 4 2 2 0 0 0 0-4m7 0a2 2 0 1 0 0 4 2 2 0 0 0 0-4"
+        "m7 0a2 2 0 1 0 0 4 2 2 0 0 0 0-4"
+    ),
+}
+
+
 @cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(settings.BASE_DIR / "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         auto_reload=settings.DEBUG,
     )
+    environment.globals["icons"] = ICONS
+    return environment
 
 
 def _template(name: str = "posts/_post.jinja") -> jinja2.Template:
