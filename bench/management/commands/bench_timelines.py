@@ -84,8 +84,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--filler-posts",
             type=int,
-            default=0,
-            help="posts by accounts no measured reader follows, for a sparse world (default 0)",
+            help="posts by accounts no measured reader follows, for a sparse world (default "
+            f"{full.filler_posts:,}: the followees' posts are 0.1%% of all; 0 for a dense world)",
         )
         parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fan-out")
         parser.add_argument(
@@ -116,7 +116,9 @@ class Command(BaseCommand):
             following=options["following"] or base.following,
             authors=options["authors"] or base.authors,
             idle_readers=options["idle_readers"] or base.idle_readers,
-            filler_posts=options["filler_posts"],
+            filler_posts=(
+                base.filler_posts if options["filler_posts"] is None else options["filler_posts"]
+            ),
         )
         try:
             spec.check()
