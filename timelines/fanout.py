@@ -46,6 +46,12 @@ def active_since(now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - timedelta(days=settings.FEED_INACTIVE_DAYS)
 
 
+def missed_pushes(last_active: datetime | None) -> bool:
+    """Whether a reader last seen at ``last_active`` (None: never) was offline, so that
+    nothing was pushed to them: their inbox is stale, their suggestions too."""
+    return last_active is None or last_active < active_since()
+
+
 def is_big(author: User) -> bool:
     return author.followers_count >= settings.FEED_BIG_ACCOUNT_FOLLOWERS
 

@@ -40,7 +40,7 @@ def mute_changed(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> No
 
 def reader_returned(sender: Any, user_id: int, previous: Any, **kwargs: Any) -> None:
     """Back after missing pushes (or here for the first time): rebuild on first read."""
-    if previous is None or previous < fanout.active_since():
+    if fanout.missed_pushes(previous):
         Inbox(user_id).mark_stale()
 
 

@@ -30,7 +30,7 @@ def drop_muted(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> None
 
 def rank_returning(sender: Any, user_id: int, previous: Any, **kwargs: Any) -> None:
     """Sent once the refresh of last-active commits: no rows yet, or stale ones."""
-    if previous is None or previous < fanout.active_since():
+    if fanout.missed_pushes(previous):
         enqueue(tasks.suggest_for, user_id)
 
 
