@@ -32,6 +32,7 @@ from django.test import Client
 
 from accounts.models import User
 from bench import demo
+from bench.timelines import cpu
 from bench.timelines.worker import tasks_in_process
 from feed_project.pagination import Cursor
 from posts import services as posts_services
@@ -42,7 +43,6 @@ from timelines.feed import home_feed
 
 Log = Callable[[str], None]
 MARKER_PREFIX = "bench_http world v1"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class HttpBenchError(Exception):
@@ -386,14 +386,8 @@ def parse_wrk(output: str) -> tuple[int, float, float, float]:
 
 def _cpu_seconds(pids: list[int]) -> dict[int, float]:
     """User + system CPU seconds of each process still there."""
-    seconds = {}
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        seconds[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
-    return seconds
+    seconds = {pid: cpu.own_seconds(pid) for pid in pids}
+    return {pid: spent for pid, spent in seconds.items() if spent is not None}
 
 
 def _spent(before: dict[int, float], after: dict[int, float]) -> float:

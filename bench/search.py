@@ -16,14 +16,12 @@ warm-up, and the CPU a call costs in this process and in its PostgreSQL
 backend, with the number of matching rows for scale.
 """
 
-import os
 import random
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -31,6 +29,7 @@ from django.utils import timezone
 from accounts import claims
 from accounts.models import User
 from bench.bulk import Progress, no_progress, write_rows
+from bench.timelines import cpu
 from bench.words import ENGLISH_WORDS, word_list
 from feed_project.pagination import Cursor
 from posts import ids
@@ -209,16 +208,12 @@ def row(figure: Figure) -> str:
     return f"{figure.p50:>9.1f} {figure.p99:>9.1f} {figure.cpu:>8.2f} {figure.db_cpu:>8.2f}"
 
 
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
 def _backend_cpu() -> float:
     """CPU seconds so far of this connection's PostgreSQL backend (a local server: /proc)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+    return cpu.own_seconds(pid) or 0.0
 
 
 def timed(label: str, query: str, matches: int, call: Callable[[], object], samples: int) -> Figure:
@@ -232,11 +227,11 @@ def timed(label: str, query: str, matches: int, call: Callable[[], object], samp
         started = time.perf_counter()
         call()
         times.append((time.perf_counter() - started) * 1000)
-    cpu = (time.process_time() - cpu_before) * 1000 / samples
+    own_cpu = (time.process_time() - cpu_before) * 1000 / samples
     db_cpu = (_backend_cpu() - db_before) * 1000 / samples
     times.sort()
     p99 = times[min(len(times) - 1, round(0.99 * (len(times) - 1)))]
-    return Figure(label, query, matches, statistics.median(times), p99, cpu, db_cpu)
+    return Figure(label, query, matches, statistics.median(times), p99, own_cpu, db_cpu)
 
 
 def _icontains_page(query: str) -> list[Post]:

@@ -47,6 +47,12 @@ def _stat(pid: str) -> tuple[str, int, float, float] | None:
     return command, ppid, own, reaped
 
 
+def own_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of one process so far; None when it is gone."""
+    stat = _stat(str(pid))
+    return None if stat is None else stat[2]
+
+
 def _processes() -> dict[int, tuple[str, int, float, float]]:
     found = {}
     for entry in os.listdir("/proc"):
