@@ -63,9 +63,14 @@ _AUTHOR_AT = _POST_FIELDS.index("author_id")
 _AUTHOR_FIELDS = ["id", "username", "display_name", "avatar"]
 
 
+def _author(values: tuple) -> User:
+    """A person as feeds show them, from the ``_AUTHOR_FIELDS`` columns."""
+    return User.from_db(connection.alias, _AUTHOR_FIELDS, values)
+
+
 def _post_of(values: tuple, author_id: int, author: tuple) -> Post:
     post = post_sql.from_row(Post, values)
-    post.author = User.from_db(connection.alias, _AUTHOR_FIELDS, (author_id, *author))
+    post.author = _author((author_id, *author))
     return post
 
 
@@ -129,8 +134,7 @@ def _reposters(reader_id: int, original_ids: list[str]) -> dict[str, list[User]]
     with connection.cursor() as db:
         db.execute(sql, params)
         for original_id, *author in db.fetchall():
-            person = User.from_db(connection.alias, _AUTHOR_FIELDS, author)
-            reposters.setdefault(original_id, []).append(person)
+            reposters.setdefault(original_id, []).append(_author(tuple(author)))
     return reposters
 
 
