@@ -3,6 +3,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
+from django.db import connection
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
@@ -10,7 +11,14 @@ from posts import ids, quotes
 from posts import sql as post_sql
 from posts.media import media_by_post
 from posts.models import Like, Post
-from posts.visibility import OPEN, readable, readable_among, readable_by, without_muted_words
+from posts.visibility import (
+    OPEN,
+    readable,
+    readable_among,
+    readable_by,
+    sql_readable,
+    without_muted_words,
+)
 from relations.visibility import blocked_among
 
 
@@ -119,7 +127,7 @@ def reply_names(posts: Iterable[Post], *, viewer_id: int | None) -> dict[str, st
 
     A parent on the page costs nothing (the viewer sees it; its author came with
     it). The rest are one query whatever the page holds, routed by the ids'
-    authors (``with_ids``), with the same rule as any list (``readable``), and
+    authors, with the same rule as any list (``readable``, in SQL), and
     none on a page without such replies.
     """
     posts = list(posts)
@@ -133,10 +141,27 @@ def reply_names(posts: Iterable[Post], *, viewer_id: int | None) -> dict[str, st
         if post.in_reply_to_id and post.in_reply_to_id not in names
     }
     if missing:
-        parents = readable(Post.objects.visible().with_ids(missing), viewer_id)
-        names.update(parents.values_list("pk", "author__username"))
+        names.update(_readable_authors(sorted(missing), viewer_id))
         names.update((parent_id, None) for parent_id in missing if parent_id not in names)
     return names
+
+
+def _readable_authors(post_ids: list[str], viewer_id: int | None) -> list[tuple[str, str]]:
+    """(id, author's username) of those of these posts the viewer may read, live: plain
+    SQL, the ORM's QuerySet of the rule cost 1.8 ms of CPU a page (issue 11)."""
+    params: dict[str, object] = {"viewer": viewer_id}
+    authors = sorted({ids.author_of_post_id(post_id) for post_id in post_ids})
+    sql = (
+        f"SELECT p.id, a.username FROM {Post._meta.db_table} p"
+        f" JOIN {User._meta.db_table} a ON a.id = p.author_id"
+        f" WHERE p.author_id {post_sql.among(authors, params, 'authors', 'bigint')}"
+        f" AND p.id {post_sql.among(post_ids, params)}"
+        " AND p.deleted_at IS NULL AND p.hidden_at IS NULL"
+        f" AND {sql_readable('p', viewer_id)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 @dataclass

@@ -35,6 +35,7 @@ from relations import visibility
 OPEN = (Visibility.PUBLIC.value, Visibility.UNLISTED.value)
 _DIRECT = Visibility.DIRECT.value
 _FOLLOWERS = Visibility.FOLLOWERS.value
+_SQL_OPEN = ", ".join(f"'{level}'" for level in OPEN)
 
 
 def recipients_field(user_ids) -> str:
@@ -153,6 +154,23 @@ def _sql_addressed_or_not_direct(post: str) -> str:
     )
 
 
+def sql_readable(post: str, viewer_id: int | None) -> str:
+    """``readable`` in SQL over a post row ``post``, the viewer ``%(viewer)s``: its level
+    lets the viewer read it, and its author and the viewer are not blocked either way
+    (a visitor, ``viewer_id`` None: the open levels). Its subqueries are the viewer's
+    lists and a probe of the author's blocks, forms a Citus cluster runs too."""
+    open_levels = f"{post}.visibility IN ({_SQL_OPEN})"
+    if viewer_id is None:
+        return open_levels
+    return f"""(
+  ({open_levels} OR {post}.author_id = %(viewer)s
+   OR ({post}.visibility = '{_FOLLOWERS}' AND {post}.author_id IN {visibility.sql_followee_ids()})
+   OR ({post}.visibility = '{_DIRECT}'
+       AND {post}.recipients LIKE '%% ' || CAST(%(viewer)s AS TEXT) || ' %%'))
+  AND {post}.author_id NOT IN {visibility.sql_blocked_ids()}
+  AND NOT {visibility.sql_blocks_viewer(f"{post}.author_id")})"""
+
+
 def visible_to(rows: QuerySet, viewer_id: int | None, user_field: str = "author_id") -> QuerySet:
     """``rows`` less those whose ``user_field`` user is blocked either way with the viewer."""
     if viewer_id is None:
@@ -207,7 +225,7 @@ def sql_in_home_feed(post: str, original: str) -> str:
   AND NOT {visibility.sql_muted_words(f"{post}.text", f"{post}.spoiler_text")}
   AND ({post}.repost_of_id IS NULL OR (
          {original}.deleted_at IS NULL AND {original}.hidden_at IS NULL
-         AND {original}.visibility IN ({", ".join(f"'{level}'" for level in OPEN)})
+         AND {original}.visibility IN ({_SQL_OPEN})
          AND NOT {visibility.sql_muted(f"{original}.author_id")}
          AND NOT {visibility.sql_blocked_either_way(f"{original}.author_id")}
          AND NOT {visibility.sql_reposts_hidden(f"{post}.author_id")}

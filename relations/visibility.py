@@ -147,8 +147,16 @@ def sql_blocked_either_way(column: str) -> str:
     return (
         f"(EXISTS (SELECT 1 FROM {block} b"
         f" WHERE b.user_id = %(viewer)s AND b.blocked_id = {column})"
-        f" OR EXISTS (SELECT 1 FROM {block} b"
-        f" WHERE b.user_id = {column} AND b.blocked_id = %(viewer)s))"
+        f" OR {sql_blocks_viewer(column)})"
+    )
+
+
+def sql_blocks_viewer(column: str) -> str:
+    """Whether the ``column`` user blocked the viewer: a probe of their own list (on
+    a Citus cluster, their shard, correlated on its key)."""
+    block = Block._meta.db_table
+    return (
+        f"EXISTS (SELECT 1 FROM {block} b WHERE b.user_id = {column} AND b.blocked_id = %(viewer)s)"
     )
 
 
@@ -158,6 +166,23 @@ def sql_followed_or_self(column: str) -> str:
         f"({column} = %(viewer)s OR EXISTS (SELECT 1 FROM {followee} f"
         f" WHERE f.user_id = %(viewer)s AND f.followee_id = {column}))"
     )
+
+
+# Lists read by the viewer (``column IN (...)``): a Citus cluster runs them first, on
+# the viewer's shard, where it refuses a probe correlated on another column than the
+# shard key.
+
+
+def sql_followee_ids() -> str:
+    """The people the viewer follows."""
+    return (
+        f"(SELECT fe.followee_id FROM {Followee._meta.db_table} fe WHERE fe.user_id = %(viewer)s)"
+    )
+
+
+def sql_blocked_ids() -> str:
+    """The people the viewer blocked."""
+    return f"(SELECT bd.blocked_id FROM {Block._meta.db_table} bd WHERE bd.user_id = %(viewer)s)"
 
 
 def sql_muted(column: str) -> str:
