@@ -6,7 +6,9 @@ most of it per-node overhead, ``{% url %}`` and ``{% csrf_token %}`` five
 times a post). Jinja2 compiles the same fragment (``templates/posts/_post.jinja``)
 to Python; the URLs are the site's routes reversed once per script prefix with
 a placeholder for the id; the viewer's part (marks, CSRF token, the path forms
-come back to) is worked out once a page. Pages call it through
+come back to) is worked out once a page. A post is rendered once for every reader
+who sees it alike, the request's form inputs put in after (``ARTICLES``). Pages
+call it through
 ``{% post_article post reposted_by %}`` (``posts/templatetags/post_html.py``).
 """
 
@@ -104,13 +106,16 @@ _NO_FORMS = SafeString("")
 
 @dataclass(frozen=True)
 class Viewer:
-    """Who reads the page, worked out once a page: None for a visitor."""
+    """Who reads the page, worked out once a page: None for a visitor.
+
+    ``form_inputs``: what each of the page's forms carries, the request's CSRF
+    token and the path to come back to.
+    """
 
     user_id: int | None
     liked_ids: Collection[str] = ()
     reposted_ids: Collection[str] = ()
-    csrf_input: SafeString = _NO_FORMS
-    next_path: str = ""
+    form_inputs: SafeString = _NO_FORMS
 
 
 def viewer(
@@ -121,11 +126,14 @@ def viewer(
     csrf_token: str,
     next_path: str,
 ) -> Viewer:
-    # The same markup as Django's {% csrf_token %}.
-    csrf_input = format_html(
-        '<input type="hidden" name="csrfmiddlewaretoken" value="{}">', csrf_token
+    # The CSRF input is the same markup as Django's {% csrf_token %}.
+    form_inputs = format_html(
+        '<input type="hidden" name="csrfmiddlewaretoken" value="{}">'
+        '<input type="hidden" name="next" value="{}">',
+        csrf_token,
+        next_path,
     )
-    return Viewer(user_id, liked_ids, reposted_ids, csrf_input, next_path)
+    return Viewer(user_id, liked_ids, reposted_ids, form_inputs)
 
 
 def linkify(text: str, url: Urls, mentioned: Collection[str] | None = None) -> SafeString:
@@ -229,6 +237,11 @@ class Fragments:
 # ~1-2 KB each: a few MB a process. Issue 11: the content is about half of a post's
 # rendering (and all of its linkifying), 20 times a page.
 CONTENTS = Fragments(size=4096)
+# Whole posts as a kind of reader sees them (~3-5 KB each), their forms' inputs left as
+# a mark: what a page repeats 20 times, for every reader of a post alike.
+ARTICLES = Fragments(size=4096)
+# Where the viewer's form inputs go: markup no escaped text can hold.
+_FORM_INPUTS = mark_safe("<!--form-inputs-->")
 
 
 # Columns the content never shows (the counts are in the reactions, rendered every
@@ -246,20 +259,19 @@ def _row(instance: Model) -> tuple:
     )
 
 
-def _content(
+def _content_key(
     post: Post,
     *,
     url: Urls,
     media: Sequence[PostMedia],
     full_media: bool,
     replying_to: str | None,
-) -> SafeString:
-    """The part of a post every reader sees alike (``posts/_post_content.jinja``), kept in
-    ``CONTENTS`` by the post's and its author's columns, its images, whom it answers,
-    the time as shown ("5m") and the time zone it is shown in."""
-    now = timezone.now()
-    created_ago = time_ago(post.created_at, now)
-    key = (
+    created_ago: str,
+) -> tuple:
+    """Everything a post's content is rendered from: the post's and its author's
+    columns, its images, whom it answers, the time as shown ("5m") and the time
+    zone and year it is shown in."""
+    return (
         _row(post),
         _row(post.author),
         tuple(_row(item) for item in media),
@@ -267,32 +279,42 @@ def _content(
         replying_to,
         created_ago,
         timezone.get_current_timezone_name(),
-        timezone.localtime(now).year,  # "20 Nov" this year, "20 Nov 2025" before
+        timezone.localtime().year,  # "20 Nov" this year, "20 Nov 2025" before
         url,
     )
 
-    def render() -> SafeString:
-        created = timezone.localtime(post.created_at)
-        edited = timezone.localtime(post.edited_at) if post.edited_at else None
-        return mark_safe(
-            _template("posts/_post_content.jinja").render(
-                post=post,
-                text=text_html(post.text, url, post.mentions.split()),
-                created=created,
-                created_text=display_time(created),
-                created_ago=created_ago,
-                replying_to=replying_to,
-                edited=edited,
-                edited_text=display_time(edited) if edited else "",
-                url=url,
-                media=media,
-                full_media=full_media,
-            )
-        )
 
-    if settings.DEBUG:
-        return render()
-    return CONTENTS.get(key, render)
+def _content(
+    post: Post,
+    *,
+    url: Urls,
+    media: Sequence[PostMedia],
+    full_media: bool,
+    replying_to: str | None,
+    created_ago: str,
+) -> SafeString:
+    """The part of a post every reader sees alike (``posts/_post_content.jinja``)."""
+    created = timezone.localtime(post.created_at)
+    edited = timezone.localtime(post.edited_at) if post.edited_at else None
+    return mark_safe(
+        _template("posts/_post_content.jinja").render(
+            post=post,
+            text=text_html(post.text, url, post.mentions.split()),
+            created=created,
+            created_text=display_time(created),
+            created_ago=created_ago,
+            replying_to=replying_to,
+            edited=edited,
+            edited_text=display_time(edited) if edited else "",
+            url=url,
+            media=media,
+            full_media=full_media,
+        )
+    )
+
+
+def _kept(fragments: Fragments, key: tuple, render: Callable[[], SafeString]) -> SafeString:
+    return render() if settings.DEBUG else fragments.get(key, render)
 
 
 def render_post(
@@ -310,20 +332,65 @@ def render_post(
     at their own size with ``full_media`` (the detail page's post).
     ``replying_to``: the username of the author of the post a reply answers
     (``posts.selectors.reply_names``), or None when the viewer may not see that post.
-    What every reader sees alike is rendered once (``_content``); the quote, the
-    counts and the reader's forms (each with the request's CSRF token) every time.
+    Rendered once for every reader who sees it alike (``ARTICLES``: the same
+    content, counts, quote, reposters, marks and kind of reader), and its content
+    once for them all (``CONTENTS``); only the request's form inputs are put in
+    each time.
     """
     url = urls()
     quoted = quotes.quoted_of(post, viewer_id=viewer.user_id) if post.quote_of_id else None
-    html = _template().render(
-        post=post,
-        reposted_by=reposted_by,
-        content=_content(
-            post, url=url, media=media, full_media=full_media, replying_to=replying_to
-        ),
-        quoted=quoted,
-        quoted_text=text_html(quoted.text, url, quoted.mentions.split()) if quoted else "",
-        viewer=viewer,
+    created_ago = time_ago(post.created_at, timezone.now())
+    content_key = _content_key(
+        post,
         url=url,
+        media=media,
+        full_media=full_media,
+        replying_to=replying_to,
+        created_ago=created_ago,
     )
-    return mark_safe(html)
+
+    def content() -> SafeString:
+        return _content(
+            post,
+            url=url,
+            media=media,
+            full_media=full_media,
+            replying_to=replying_to,
+            created_ago=created_ago,
+        )
+
+    def article() -> SafeString:
+        html = _template().render(
+            post=post,
+            reposted_by=reposted_by,
+            content=_kept(CONTENTS, content_key, content),
+            quoted=quoted,
+            quoted_text=text_html(quoted.text, url, quoted.mentions.split()) if quoted else "",
+            viewer=viewer,
+            form_inputs=_FORM_INPUTS,
+            url=url,
+        )
+        return mark_safe(html)
+
+    key = _article_key(content_key, post, viewer, reposted_by, quoted)
+    return mark_safe(_kept(ARTICLES, key, article).replace(_FORM_INPUTS, viewer.form_inputs))
+
+
+def _article_key(
+    content_key: tuple, post: Post, viewer: Viewer, reposted_by: Sequence[User], quoted: Post | None
+) -> tuple:
+    """Everything a whole post is rendered from but the form inputs: its content, its
+    counts, the kind of reader and their marks, who reposted it and what it quotes."""
+    if viewer.user_id is None:
+        reader = "visitor"
+    else:
+        reader = "author" if viewer.user_id == post.author_id else "reader"
+    return (
+        content_key,
+        (post.reply_count, post.like_count, post.repost_count),
+        reader,
+        post.pk in viewer.liked_ids,
+        post.pk in viewer.reposted_ids,
+        tuple(_row(person) for person in reposted_by),
+        None if quoted is None else (_row(quoted), _row(quoted.author)),
+    )

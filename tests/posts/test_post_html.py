@@ -112,8 +112,13 @@ def _reloaded(post):
     return Post.objects.with_id(post.pk).select_related("author").get()
 
 
-def test_a_post_rendered_again_reuses_its_content_and_says_the_same(db, carol):
+@pytest.fixture(autouse=True)
+def nothing_kept():
     post_html.CONTENTS.clear()
+    post_html.ARTICLES.clear()
+
+
+def test_a_post_rendered_again_reuses_its_content_and_says_the_same(db, carol):
     post = _reloaded(create_post(author=carol, text="hello #tea https://example.com"))
 
     first = _render(post)
@@ -126,7 +131,6 @@ def test_a_post_rendered_again_reuses_its_content_and_says_the_same(db, carol):
 
 
 def test_what_the_content_shows_changes_it_at_once(db, carol, alice):
-    post_html.CONTENTS.clear()
     post = create_post(author=carol, text="before")
     _render(_reloaded(post))
 
@@ -144,7 +148,6 @@ def test_what_the_content_shows_changes_it_at_once(db, carol, alice):
 
 
 def test_counts_and_the_readers_forms_are_rendered_every_time(db, carol, alice):
-    post_html.CONTENTS.clear()
     post = create_post(author=carol, text="counted")
     before = _render(_reloaded(post), viewer_id=alice.pk)
     like(user=alice, post=post)
@@ -169,3 +172,70 @@ def test_the_kept_contents_are_bounded():
 
     assert list(fragments._kept) == [(4,), (3,)]
     assert fragments.get((3,), lambda: "x") == "<p>3</p>"
+
+
+# --- whole posts are rendered once for readers who see them alike (post_html.ARTICLES) ---
+
+
+def _as(viewer_id, post, token, path, **marks):
+    viewer = post_html.viewer(
+        user_id=viewer_id,
+        liked_ids=marks.get("liked", ()),
+        reposted_ids=marks.get("reposted", ()),
+        csrf_token=token,
+        next_path=path,
+    )
+    return post_html.render_post(_reloaded(post), viewer=viewer)
+
+
+def test_each_reader_gets_their_own_token_and_path_in_a_post_rendered_once(db, carol, alice, bob):
+    post = create_post(author=carol, text="shared")
+    for_alice = _as(alice.pk, post, "a" * 32, "/?after=1")
+    for_bob = _as(bob.pk, post, "b" * 32, "/search/?q=bobs")
+
+    assert len(post_html.ARTICLES._kept) == 1  # rendered once for both
+    assert for_alice.count('value="' + "a" * 32 + '"') == 5  # like, repost, report, mute, block
+    assert for_alice.count('name="next" value="/?after=1"') == 5
+    assert "b" * 32 not in for_alice and "bobs" not in for_alice
+    assert for_bob.count('value="' + "b" * 32 + '"') == 5
+    assert for_bob == for_alice.replace("a" * 32, "b" * 32).replace("/?after=1", "/search/?q=bobs")
+    assert "<!--" not in for_alice
+    with override_settings(DEBUG=True):
+        assert _as(alice.pk, post, "a" * 32, "/?after=1") == for_alice
+
+
+def test_what_a_whole_post_shows_changes_it_at_once(db, carol, alice, bob):
+    post = create_post(author=carol, text="watched")
+    first = _as(alice.pk, post, "t", "/")
+
+    liked = _as(alice.pk, post, "t", "/", liked={post.pk})
+    assert f'action="/posts/{post.pk}/unlike/"' in liked and liked != first
+    reposted = _as(alice.pk, post, "t", "/", reposted={post.pk})
+    assert f'action="/posts/{post.pk}/unrepost/"' in reposted
+    assert f'action="/posts/{post.pk}/delete/"' in _as(carol.pk, post, "t", "/")
+    assert "/like/" not in post_html.render_post(_reloaded(post), viewer=post_html.Viewer(None))
+
+    like(user=bob, post=post)
+    assert 'Like</span> <span class="count">1</span>' in _as(alice.pk, post, "t", "/")
+
+    reposter = User.objects.only("id", "username", "display_name", "avatar").get(pk=bob.pk)
+    by_bob = post_html.render_post(
+        _reloaded(post), viewer=post_html.Viewer(alice.pk), reposted_by=[reposter]
+    )
+    User.objects.filter(pk=bob.pk).update(display_name="Bob Renamed")
+    renamed = User.objects.only("id", "username", "display_name", "avatar").get(pk=bob.pk)
+    by_renamed = post_html.render_post(
+        _reloaded(post), viewer=post_html.Viewer(alice.pk), reposted_by=[renamed]
+    )
+    assert "Reposted by" in by_bob and "Bob Renamed" in by_renamed and by_renamed != by_bob
+
+
+def test_a_quote_turning_unavailable_shows_at_once(db, carol, alice):
+    quoted = create_post(author=alice, text="the original")
+    quote = create_post(author=carol, text="look", quote_of=quoted)
+    before = _as(carol.pk, quote, "t", "/")
+    Post.objects.filter(pk=quoted.pk).update(deleted_at=timezone.now())
+    after = _as(carol.pk, quote, "t", "/")
+
+    assert "the original" in before and "Quoted post unavailable" not in before
+    assert "Quoted post unavailable" in after
