@@ -27,6 +27,7 @@ from django.utils import timezone
 from feed_project import sharding
 from feed_project.pagination import Cursor, Page, keyset_page
 from posts import ids
+from posts import sql as post_sql
 from posts.content_models import MAX_TAG_LENGTH, PostTag, TrendingTag
 from posts.models import Post
 from posts.visibility import is_listed, visible_to, without_muted_words
@@ -195,5 +196,7 @@ def compute_trending(*, now: datetime | None = None) -> list[TrendingTag]:
 
 
 def trending() -> list[TrendingTag]:
-    """The trending tags as last computed: one query of a table of ten rows."""
-    return list(TrendingTag.objects.order_by("rank"))
+    """The trending tags as last computed: one query of a table of ten rows, in plain
+    SQL (every home page's sidebar: the QuerySet cost 0.2 ms of CPU, issue 11)."""
+    sql = f"SELECT {post_sql.columns(TrendingTag)} FROM {TrendingTag._meta.db_table} ORDER BY rank"
+    return post_sql.models(TrendingTag, sql, {})

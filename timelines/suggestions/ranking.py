@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from posts import sql as post_sql
 from relations.models import Followee
 from relations.visibility import shut_out_among
 from timelines.suggestions import contacts
@@ -132,8 +133,13 @@ def active_batch(after: int, *, size: int, since: datetime) -> list[int]:
 
 
 def suggestions_for(user_id: int, *, limit: int) -> list[Suggestion]:
-    """The user's precomputed suggestions, best first: one statement on their shard."""
-    return list(Suggestion.objects.filter(user_id=user_id).order_by("rank")[:limit])
+    """The user's precomputed suggestions, best first: one statement on their shard, in
+    plain SQL (every home page's sidebar: the QuerySet cost 0.4 ms of CPU, issue 11)."""
+    sql = (
+        f"SELECT {post_sql.columns(Suggestion)} FROM {Suggestion._meta.db_table}"
+        " WHERE user_id = %(user)s ORDER BY rank LIMIT %(limit)s"
+    )
+    return post_sql.models(Suggestion, sql, {"user": user_id, "limit": limit})
 
 
 def forget(user_id: int, suggested_id: int) -> None:
