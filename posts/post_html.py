@@ -240,8 +240,10 @@ CONTENTS = Fragments(size=4096)
 # Whole posts as a kind of reader sees them (~3-5 KB each), their forms' inputs left as
 # a mark: what a page repeats 20 times, for every reader of a post alike.
 ARTICLES = Fragments(size=4096)
+# Parts of pages by what they are rendered from ({% kept %}, posts/templatetags/post_html.py).
+PARTS = Fragments(size=256)
 # Where the viewer's form inputs go: markup no escaped text can hold.
-_FORM_INPUTS = mark_safe("<!--form-inputs-->")
+FORM_INPUTS = mark_safe("<!--form-inputs-->")
 
 
 # Columns the content never shows (the counts are in the reactions, rendered every
@@ -249,8 +251,9 @@ _FORM_INPUTS = mark_safe("<!--form-inputs-->")
 _NOT_SHOWN_IN_CONTENT = frozenset({"reply_count", "like_count", "repost_count"})
 
 
-def _row(instance: Model) -> tuple:
-    """The values of the instance's loaded columns (a deferred one is left out, not loaded)."""
+def row(instance: Model) -> tuple:
+    """The values of the instance's loaded columns (a deferred one is left out, not loaded),
+    but a post's counts: what a kept fragment is rendered from."""
     values = instance.__dict__
     return tuple(
         values.get(field.attname)
@@ -272,9 +275,9 @@ def _content_key(
     columns, its images, whom it answers, the time as shown ("5m") and the time
     zone and year it is shown in."""
     return (
-        _row(post),
-        _row(post.author),
-        tuple(_row(item) for item in media),
+        row(post),
+        row(post.author),
+        tuple(row(item) for item in media),
         full_media,
         replying_to,
         created_ago,
@@ -367,13 +370,13 @@ def render_post(
             quoted=quoted,
             quoted_text=text_html(quoted.text, url, quoted.mentions.split()) if quoted else "",
             viewer=viewer,
-            form_inputs=_FORM_INPUTS,
+            form_inputs=FORM_INPUTS,
             url=url,
         )
         return mark_safe(html)
 
     key = _article_key(content_key, post, viewer, reposted_by, quoted)
-    return mark_safe(_kept(ARTICLES, key, article).replace(_FORM_INPUTS, viewer.form_inputs))
+    return mark_safe(_kept(ARTICLES, key, article).replace(FORM_INPUTS, viewer.form_inputs))
 
 
 def _article_key(
@@ -391,6 +394,6 @@ def _article_key(
         reader,
         post.pk in viewer.liked_ids,
         post.pk in viewer.reposted_ids,
-        tuple(_row(person) for person in reposted_by),
-        None if quoted is None else (_row(quoted), _row(quoted.author)),
+        tuple(row(person) for person in reposted_by),
+        None if quoted is None else (row(quoted), row(quoted.author)),
     )

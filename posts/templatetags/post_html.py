@@ -1,9 +1,13 @@
-"""``{% post_article post reposted_by %}``: a post in a list (posts.post_html, Jinja2)."""
+"""``{% post_article post reposted_by %}``: a post in a list (posts.post_html, Jinja2);
+``{% kept "template" name=rows %}``: a part of a page rendered once for the same rows."""
 
 from collections.abc import Sequence
 
 from django import template
-from django.utils.safestring import SafeString
+from django.conf import settings
+from django.db.models import Model
+from django.template.loader import get_template
+from django.utils.safestring import SafeString, mark_safe
 
 from accounts.models import User
 from posts import post_html
@@ -62,3 +66,28 @@ def post_article(
         full_media=full_media,
         replying_to=replying_to,
     )
+
+
+def _key_of(value: object) -> object:
+    """What a part is rendered from, hashable: a model's columns, a list's items."""
+    if isinstance(value, Model):
+        return post_html.row(value)
+    if isinstance(value, list | tuple):
+        return tuple(_key_of(item) for item in value)
+    return value
+
+
+@register.simple_tag(takes_context=True)
+def kept(context: template.Context, template_name: str, **values: object) -> SafeString:
+    """``{% kept "posts/_trending.html" trending=trending %}``: the template rendered with
+    these values once per process for the same values (``post_html.PARTS``), then
+    ``{{ form_inputs }}`` made the request's (its CSRF token and the path to come back
+    to): the sidebar's parts, the same for every reader of the same rows (issue 11)."""
+    key = (template_name, post_html.urls(), *sorted((k, _key_of(v)) for k, v in values.items()))
+
+    def render() -> SafeString:
+        html = get_template(template_name).render({**values, "form_inputs": post_html.FORM_INPUTS})
+        return mark_safe(html)
+
+    part = render() if settings.DEBUG else post_html.PARTS.get(key, render)
+    return mark_safe(part.replace(post_html.FORM_INPUTS, _viewer(context).form_inputs))

@@ -5,11 +5,14 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from django.utils.html import escape
 
 from accounts.deletion import erase
 from accounts.models import User
+from posts import post_html
 from posts.services import create_post, like, repost, unlike
 from relations.models import Followee, FollowRequest
 from relations.services import block, follow, mute
@@ -178,6 +181,23 @@ def test_the_sidebar_and_the_page_offer_a_follow_form_each(client, world):
     assert 'action="/@yul/follow/"' in page and 'value="/suggestions/"' in page
     client.logout()
     assert client.get("/suggestions/").status_code == 302  # to the log-in
+
+
+def test_the_sidebar_is_rendered_once_and_each_request_gets_its_own_token(world):
+    """{% kept %}: the parts are kept by their rows, the forms' inputs are the request's."""
+    ranking.refresh(world["uma"].pk)
+    post_html.PARTS.clear()
+    for path in ("/", "/?before=" + "Z" * 16):
+        reader = Client()
+        reader.force_login(world["uma"])
+        response = reader.get(path)
+        html = response.content.decode()
+        sidebar = html[html.index('class="who-to-follow"') : html.index("</aside>")]
+        token = str(response.context["csrf_token"])
+        assert sidebar.count(f'name="csrfmiddlewaretoken" value="{token}"') == 2
+        assert sidebar.count(f'name="next" value="{escape(path)}"') == 2
+        assert "<!--" not in sidebar
+    assert len(post_html.PARTS._kept) == 2  # who to follow, trending: once each
 
 
 def test_following_from_a_suggestion_takes_it_out_at_once(client, world):
