@@ -342,25 +342,17 @@ def render_post(
     """
     url = urls()
     quoted = quotes.quoted_of(post, viewer_id=viewer.user_id) if post.quote_of_id else None
-    created_ago = time_ago(post.created_at, timezone.now())
-    content_key = _content_key(
-        post,
-        url=url,
-        media=media,
-        full_media=full_media,
-        replying_to=replying_to,
-        created_ago=created_ago,
-    )
+    shown = {
+        "url": url,
+        "media": media,
+        "full_media": full_media,
+        "replying_to": replying_to,
+        "created_ago": time_ago(post.created_at, timezone.now()),
+    }
+    content_key = _content_key(post, **shown)
 
     def content() -> SafeString:
-        return _content(
-            post,
-            url=url,
-            media=media,
-            full_media=full_media,
-            replying_to=replying_to,
-            created_ago=created_ago,
-        )
+        return _content(post, **shown)
 
     def article() -> SafeString:
         html = _template().render(

@@ -17,6 +17,21 @@ def _load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
+# The server's settings that move the write figures most: a fan-out touches an index
+# page of every follower's inbox (docs/BENCHMARKS.md, "PostgreSQL's settings").
+_SERVER_SETTINGS = ["shared_buffers", "max_wal_size", "checkpoint_timeout", "wal_compression"]
+
+
+def _server_settings() -> str:
+    with connection.cursor() as db:
+        db.execute(
+            "SELECT name, current_setting(name) FROM pg_settings"
+            " WHERE name = ANY(%s) ORDER BY name",
+            [_SERVER_SETTINGS],
+        )
+        return ", ".join(f"{name} {value}" for name, value in db.fetchall())
+
+
 def run(spec: WorldSpec, options: Options, *, rebuild_world: bool, log: Log) -> list[Table]:
     """Build or reuse the world, measure the three figures, and sum them up."""
     world = ensure_world(spec, rebuild=rebuild_world, log=log)
@@ -47,6 +62,7 @@ def run(spec: WorldSpec, options: Options, *, rebuild_world: bool, log: Log) -> 
                 f"{how} in {world.seconds:.1f} s; {connection.settings_dict['NAME']} "
                 f"on PostgreSQL {connection.pg_version // 10000}; "
                 f"{os.cpu_count()} CPUs, load average {_load()} at the start",
+                f"PostgreSQL: {_server_settings()}",
             ],
         )
     ]
