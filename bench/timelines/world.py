@@ -35,6 +35,9 @@ def ensure_world(spec: WorldSpec, *, rebuild: bool, log: Log) -> World:
     spec.check()
     if connection.vendor != "postgresql":
         raise WorldError("the benchmark needs PostgreSQL (set DATABASE_URL)")
+    if User._meta.db_table not in connection.introspection.table_names():
+        name = connection.settings_dict["NAME"]
+        raise WorldError(f"database {name!r} has no tables: run manage.py migrate on it first")
     started = time.perf_counter()
     marker = User.objects.filter(username=AUTHOR).values_list("bio", flat=True).first()
     built = False

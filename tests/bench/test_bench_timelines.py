@@ -1,8 +1,13 @@
 """The benchmark command runs end to end on a small world (its figures are not judged here)."""
 
+import os
+import subprocess
+import sys
 from io import StringIO
 
+import psycopg
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from bench.management.commands.bench_timelines import split_database_url
@@ -16,6 +21,7 @@ def test_bench_timelines_quick_prints_every_figure():
     call_command("bench_timelines", "--quick", "--no-worker", stdout=out)
     output = out.getvalue()
     for label in (
+        "PostgreSQL: checkpoint_timeout",
         "1. Fan-out of one post to",
         "raw limit: one INSERT ... SELECT",
         "raw limit: one Lua call per chunk",
@@ -60,3 +66,28 @@ def test_database_url_is_taken_off_the_command_line_it_runs_again_with():
 def test_a_database_url_other_than_the_running_one_is_refused_in_process():
     with pytest.raises(CommandError, match="read when the process starts"):
         call_command("bench_timelines", "--quick", "--database-url", "postgres://elsewhere/x")
+
+
+def test_a_database_without_tables_gets_a_message_not_a_traceback():
+    db = settings.DATABASES["default"]
+    server = f"host={db['HOST']} port={db['PORT']} user={db['USER']} dbname=postgres"
+    name = f"feed_bench_empty_{os.getpid()}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{name}"
+        ran = subprocess.run(
+            [sys.executable, "manage.py", "bench_timelines", "--quick", "--database-url", url],
+            cwd=settings.BASE_DIR,
+            env={**os.environ, "SECRET_KEY": "test-bench-" + "x" * 40, "DEBUG": "0"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name}")
+    assert ran.returncode == 1
+    assert "has no tables: run manage.py migrate on it first" in ran.stderr
+    assert "Traceback" not in ran.stderr
