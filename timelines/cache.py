@@ -137,8 +137,8 @@ def ttl_seconds() -> int:
 
 
 # Readers per server-side call of a "many" script. One call blocks Redis while
-# it runs (~1 us per reader and member): 5,000 readers (FEED_FANOUT_CHUNK) are a
-# few ms, a bigger chunk is split into calls of this size in one pipeline.
+# it runs (~1 us per reader and member): 5,000 readers are a few ms; a fan-out
+# chunk (FEED_FANOUT_CHUNK, 10,000) is split into calls of this size in one pipeline.
 READERS_PER_CALL = 5000
 
 
