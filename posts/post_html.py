@@ -240,8 +240,10 @@ CONTENTS = Fragments(size=4096)
 # Whole posts as a kind of reader sees them (~3-5 KB each), their forms' inputs left as
 # a mark: what a page repeats 20 times, for every reader of a post alike.
 ARTICLES = Fragments(size=4096)
-# Parts of pages by what they are rendered from ({% kept %}, posts/templatetags/post_html.py).
-PARTS = Fragments(size=256)
+# Parts of pages by what they are rendered from ({% kept %}, posts/templatetags/post_html.py),
+# ~1-2 KB each: the trending tags are one part for everyone; who to follow is one per
+# reader, kept for their next pages.
+PARTS = Fragments(size=4096)
 # Where the viewer's form inputs go: markup no escaped text can hold.
 FORM_INPUTS = mark_safe("<!--form-inputs-->")
 
