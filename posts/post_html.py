@@ -264,58 +264,51 @@ def row(instance: Model) -> tuple:
     )
 
 
-def _content_key(
-    post: Post,
-    *,
-    url: Urls,
-    media: Sequence[PostMedia],
-    full_media: bool,
-    replying_to: str | None,
-    created_ago: str,
-) -> tuple:
-    """Everything a post's content is rendered from: the post's and its author's
-    columns, its images, whom it answers, the time as shown ("5m") and the time
-    zone and year it is shown in."""
-    return (
-        row(post),
-        row(post.author),
-        tuple(row(item) for item in media),
-        full_media,
-        replying_to,
-        created_ago,
-        timezone.get_current_timezone_name(),
-        timezone.localtime().year,  # "20 Nov" this year, "20 Nov 2025" before
-        url,
-    )
+@dataclass(frozen=True)
+class _Content:
+    """A post's content (``posts/_post_content.jinja``), the part every reader sees alike,
+    with what it is shown with besides the post's and its author's columns."""
 
+    post: Post
+    url: Urls
+    media: Sequence[PostMedia]
+    full_media: bool
+    replying_to: str | None
+    created_ago: str  # "5m", "3h", "20 Nov"
 
-def _content(
-    post: Post,
-    *,
-    url: Urls,
-    media: Sequence[PostMedia],
-    full_media: bool,
-    replying_to: str | None,
-    created_ago: str,
-) -> SafeString:
-    """The part of a post every reader sees alike (``posts/_post_content.jinja``)."""
-    created = timezone.localtime(post.created_at)
-    edited = timezone.localtime(post.edited_at) if post.edited_at else None
-    return mark_safe(
-        _template("posts/_post_content.jinja").render(
-            post=post,
-            text=text_html(post.text, url, post.mentions.split()),
-            created=created,
-            created_text=display_time(created),
-            created_ago=created_ago,
-            replying_to=replying_to,
-            edited=edited,
-            edited_text=display_time(edited) if edited else "",
-            url=url,
-            media=media,
-            full_media=full_media,
+    def key(self) -> tuple:
+        """Everything it is rendered from, the time zone and year it is shown in too."""
+        return (
+            row(self.post),
+            row(self.post.author),
+            tuple(row(item) for item in self.media),
+            self.full_media,
+            self.replying_to,
+            self.created_ago,
+            timezone.get_current_timezone_name(),
+            timezone.localtime().year,  # "20 Nov" this year, "20 Nov 2025" before
+            self.url,
         )
-    )
+
+    def render(self) -> SafeString:
+        post, url = self.post, self.url
+        created = timezone.localtime(post.created_at)
+        edited = timezone.localtime(post.edited_at) if post.edited_at else None
+        return mark_safe(
+            _template("posts/_post_content.jinja").render(
+                post=post,
+                text=text_html(post.text, url, post.mentions.split()),
+                created=created,
+                created_text=display_time(created),
+                created_ago=self.created_ago,
+                replying_to=self.replying_to,
+                edited=edited,
+                edited_text=display_time(edited) if edited else "",
+                url=url,
+                media=self.media,
+                full_media=self.full_media,
+            )
+        )
 
 
 def _kept(fragments: Fragments, key: tuple, render: Callable[[], SafeString]) -> SafeString:
@@ -344,23 +337,21 @@ def render_post(
     """
     url = urls()
     quoted = quotes.quoted_of(post, viewer_id=viewer.user_id) if post.quote_of_id else None
-    shown = {
-        "url": url,
-        "media": media,
-        "full_media": full_media,
-        "replying_to": replying_to,
-        "created_ago": time_ago(post.created_at, timezone.now()),
-    }
-    content_key = _content_key(post, **shown)
-
-    def content() -> SafeString:
-        return _content(post, **shown)
+    content = _Content(
+        post,
+        url=url,
+        media=media,
+        full_media=full_media,
+        replying_to=replying_to,
+        created_ago=time_ago(post.created_at, timezone.now()),
+    )
+    content_key = content.key()
 
     def article() -> SafeString:
         html = _template().render(
             post=post,
             reposted_by=reposted_by,
-            content=_kept(CONTENTS, content_key, content),
+            content=_kept(CONTENTS, content_key, content.render),
             quoted=quoted,
             quoted_text=text_html(quoted.text, url, quoted.mentions.split()) if quoted else "",
             viewer=viewer,
