@@ -147,10 +147,15 @@ def _q_addressed_or_not_direct(viewer_id: int) -> Q:
     )
 
 
+def _sql_addressed_to_viewer(post: str) -> str:
+    """The SQL dialect of ``_needle(viewer) in post.recipients``."""
+    return f"{post}.recipients LIKE '%% ' || CAST(%(viewer)s AS TEXT) || ' %%'"
+
+
 def _sql_addressed_or_not_direct(post: str) -> str:
     return (
         f"({post}.visibility <> '{_DIRECT}' OR {post}.author_id = %(viewer)s"
-        f" OR {post}.recipients LIKE '%% ' || CAST(%(viewer)s AS TEXT) || ' %%')"
+        f" OR {_sql_addressed_to_viewer(post)})"
     )
 
 
@@ -165,8 +170,7 @@ def sql_readable(post: str, viewer_id: int | None) -> str:
     return f"""(
   ({open_levels} OR {post}.author_id = %(viewer)s
    OR ({post}.visibility = '{_FOLLOWERS}' AND {post}.author_id IN {visibility.sql_followee_ids()})
-   OR ({post}.visibility = '{_DIRECT}'
-       AND {post}.recipients LIKE '%% ' || CAST(%(viewer)s AS TEXT) || ' %%'))
+   OR ({post}.visibility = '{_DIRECT}' AND {_sql_addressed_to_viewer(post)}))
   AND {post}.author_id NOT IN {visibility.sql_blocked_ids()}
   AND NOT {visibility.sql_blocks_viewer(f"{post}.author_id")})"""
 
