@@ -208,8 +208,9 @@ def _template(name: str = "posts/_post.jinja") -> jinja2.Template:
 
 
 class Fragments:
-    """Rendered post contents by everything they were rendered from, the least recently
-    used dropped past ``size``: a pure function's results, so nothing is ever stale."""
+    """Rendered fragments by everything they were rendered from, the least recently
+    used dropped past ``size``: a pure function's results, so nothing is ever stale.
+    With DEBUG nothing is kept: a template edited on disk shows at once."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -217,6 +218,8 @@ class Fragments:
         self._lock = threading.Lock()  # gthread workers share a process
 
     def get(self, key: tuple, render: Callable[[], SafeString]) -> SafeString:
+        if settings.DEBUG:
+            return render()
         with self._lock:
             found = self._kept.get(key)
             if found is not None:
@@ -311,10 +314,6 @@ class _Content:
         )
 
 
-def _kept(fragments: Fragments, key: tuple, render: Callable[[], SafeString]) -> SafeString:
-    return render() if settings.DEBUG else fragments.get(key, render)
-
-
 def render_post(
     post: Post,
     *,
@@ -351,7 +350,7 @@ def render_post(
         html = _template().render(
             post=post,
             reposted_by=reposted_by,
-            content=_kept(CONTENTS, content_key, content.render),
+            content=CONTENTS.get(content_key, content.render),
             quoted=quoted,
             quoted_text=text_html(quoted.text, url, quoted.mentions.split()) if quoted else "",
             viewer=viewer,
@@ -361,7 +360,7 @@ def render_post(
         return mark_safe(html)
 
     key = _article_key(content_key, post, viewer, reposted_by, quoted)
-    return mark_safe(_kept(ARTICLES, key, article).replace(FORM_INPUTS, viewer.form_inputs))
+    return mark_safe(ARTICLES.get(key, article).replace(FORM_INPUTS, viewer.form_inputs))
 
 
 def _article_key(

@@ -4,7 +4,6 @@
 from collections.abc import Sequence
 
 from django import template
-from django.conf import settings
 from django.db.models import Model
 from django.template.loader import get_template
 from django.utils.safestring import SafeString, mark_safe
@@ -89,5 +88,5 @@ def kept(context: template.Context, template_name: str, **values: object) -> Saf
         html = get_template(template_name).render({**values, "form_inputs": post_html.FORM_INPUTS})
         return mark_safe(html)
 
-    part = render() if settings.DEBUG else post_html.PARTS.get(key, render)
+    part = post_html.PARTS.get(key, render)
     return mark_safe(part.replace(post_html.FORM_INPUTS, _viewer(context).form_inputs))
