@@ -78,6 +78,7 @@ test: install lint chromium axe
 # of three masters started for the run (tests/private_redis.py); the broker stays
 # a single Redis (Celery's Redis transport does not speak Cluster).
 REDIS_CLUSTER_SUITE := tests/timelines/test_feed_invariant.py tests/timelines/test_feed_rules.py \
+	tests/timelines/test_cache_list.py \
 	tests/timelines/test_home_view.py tests/timelines/test_new_posts_endpoint.py \
 	tests/timelines/test_trim_sweep.py tests/feed_project/test_ratelimits.py
 

@@ -4,7 +4,10 @@ For comparing a single Redis with a Redis Cluster (docs/SCALING.md). Uses the
 database and Redis of the environment; empties that Redis (or every master)::
 
     DATABASE_URL=... REDIS_URL=redis+cluster://127.0.0.1:7000 CELERY_BROKER_URL=... \\
-        python -m bench.cache_push [readers] [runs]
+        python -m bench.cache_push [readers] [runs] [entries]
+
+``entries`` is the keys in each cache before the push: 100 like a reader's
+first days, 800 (the cap) like an active reader's (the default).
 """
 
 import os
@@ -14,10 +17,8 @@ import time
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "feed_project.settings")
 
-ENTRIES = 100  # keys in each cache before the push, like a visited reader's
 
-
-def main(readers: int, runs: int) -> str:
+def main(readers: int, runs: int, entries: int) -> str:
     import django
 
     django.setup()
@@ -33,9 +34,9 @@ def main(readers: int, runs: int) -> str:
         redis.flushall()
     else:
         redis.flushdb()
-    keys = {f"0RGN{n:04d}00000G00": 0 for n in range(ENTRIES)}
+    keys = [f"0RGN{n:04d}00000G00" for n in reversed(range(entries))]  # newest first
     for reader in range(1, readers + 1):
-        redis.zadd(cache.inbox_key(reader, gen), {cache.sentinel(redis, reader): 0, **keys})
+        redis.rpush(cache.inbox_key(reader, gen), cache.sentinel(redis, reader), *keys)
     times = []
     for run in range(runs + 1):  # the first run loads the scripts: not counted
         key = f"1ZZZ{run:04d}00000G00"
@@ -47,12 +48,12 @@ def main(readers: int, runs: int) -> str:
         raise SystemExit("a push failed (the caches were invalidated): see the log")
     ms = [t * 1000 for t in times[1:]]
     return (
-        f"{type(redis).__name__}: push of one key to {readers} live caches: median "
-        f"{statistics.median(ms):.1f} ms, min {min(ms):.1f}, max {max(ms):.1f} ({runs} runs, "
-        f"load {os.getloadavg()[0]:.1f})"
+        f"{type(redis).__name__}: push of one key to {readers} live caches of {entries} keys: "
+        f"median {statistics.median(ms):.1f} ms, min {min(ms):.1f}, max {max(ms):.1f} "
+        f"({runs} runs, load {os.getloadavg()[0]:.1f})"
     )
 
 
 if __name__ == "__main__":
-    args = [int(arg) for arg in sys.argv[1:3]]
-    print(main(*(args + [5000, 20][len(args) :])))
+    args = [int(arg) for arg in sys.argv[1:4]]
+    print(main(*(args + [5000, 20, 800][len(args) :])))

@@ -5,7 +5,7 @@ table the model sizes, inside a transaction it rolls back (on Citus:
 committed, measured, then deleted), and reads how much each table grew
 (heap, indexes and TOAST; on a Citus coordinator, over every shard): bytes
 per row as freshly written, so real tables, whose indexes split and bloat,
-run larger. A Redis sorted set filled like a cached inbox at
+run larger. A Redis list filled like a cached inbox at
 the cap (``FEED_INBOX_CAP`` keys, through ``timelines.cache``) gives the
 memory of one cached inbox (``MEMORY USAGE``). Then it multiplies by a
 written-down model of one user (``PerUser``) for each population.
@@ -188,10 +188,10 @@ def cached_inbox_bytes(reader_id: int = 2**31 - 7) -> tuple[int, str]:
     if redis is None:
         raise RuntimeError("bench_sizing needs Redis (REDIS_URL)")
     cap = settings.FEED_INBOX_CAP
-    keys = sorted(
+    keys = sorted(  # newest first, as the table hands them to a fill
         ids.post_id_to_timeline_key(ids.make_post_id(ids.KeyParts(time=n, author=n % 997, seq=0)))
         for n in range(1_000_000, 1_000_000 + cap)
-    )
+    )[::-1]
     inbox = cache.CachedInbox(reader_id, cache.generation())
     token = inbox.begin_fill()
     if token is None or not inbox.finish_fill(token, keys):

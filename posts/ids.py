@@ -2,7 +2,8 @@
 
 Both are 16 characters of the alphabet 0-9A-Z, whose ASCII byte order is its
 numeric order, so comparing two ids as strings (PostgreSQL "C" collation,
-SQLite BINARY, Redis ZRANGEBYLEX) compares the numbers they encode.
+SQLite BINARY, the byte comparison of the cache scripts) compares the numbers
+they encode.
 
     post id        AUTHOR(6) TIME(8) SEQ(2)   one author's posts are one key range
     timeline key   TIME(8) AUTHOR(6) SEQ(2)   every post in global time order

@@ -7,8 +7,7 @@ class TimelinesConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts.signals import account_erasing
-        from timelines import checks, erasure, signals
+        from timelines import erasure, signals
 
-        checks.register()
         signals.connect()
         account_erasing.connect(erasure.on_account_erasing, dispatch_uid="timelines.erasure")

@@ -1,11 +1,18 @@
-"""The Redis adapter beneath ``timelines.inbox``: sorted-set caches of inboxes (seed 001).
+"""The Redis adapter beneath ``timelines.inbox``: list caches of inboxes (seed 001).
 
-One sorted set per reader, every score 0, so members (timeline keys) sort by
-their bytes, which is time order: ZREVRANGEBYLEX reads a feed page.
+One Redis list per reader: a sentinel at index 0, then the reader's timeline
+keys, newest first, each once; the scripts (``timelines.cache_lua``) keep it so.
 
-- A sentinel member (``!`` and the server's incarnation, below every key) is
-  always present in a cached inbox, so an existing key with nothing else is
-  "known empty", and a missing key is "not cached" (seed 001's "no more" flag).
+- **Why a list.** A fan-out adds the newest key to tens of thousands of caches
+  at once: a list takes it with one LINSERT after the sentinel, whatever the
+  cache's length. A sorted set small enough to stay compact (a listpack) scans
+  every member to add one, ~21 us at 800 keys, 4x the whole list push; a large
+  one (a skiplist) takes ~100 KB for 800 keys. A list of 800 keys takes ~16 KB
+  in Redis's default list encoding (docs/BENCHMARKS.md). Reads halve it by
+  index to find a cursor (``cache_lua.position``).
+- The sentinel (``!`` and the server's incarnation) is always there in a cached
+  inbox, so an existing key with nothing else is "known empty", and a missing
+  key is "not cached" (seed 001's "no more" flag).
 - Keys are ``inbox:{<reader>}:<generation>``; the braces make Redis Cluster put a
   reader's keys in one slot. On a single Redis, a push or removal for many
   readers (a fan-out chunk) is one script call looping over all their keys; on
@@ -65,9 +72,7 @@ logger = logging.getLogger(__name__)
 # wrapper for a cluster it cannot reach at all (feed_project.redis_cluster).
 ERRORS = (RedisError, RedisClusterException, ConnectionInterrupted)
 
-# The sentinel member starts with "!" and sorts below "!~"; timeline keys
-# (0-9A-Z) sort above it, so the scripts' lex ranges of keys start at "(!~".
-SENTINEL = "!"
+SENTINEL = "!"  # the sentinel's first character; no timeline key (0-9A-Z) has it
 FILL_MARKER_SECONDS = 30
 
 
@@ -124,7 +129,7 @@ def invalidate_all(reason: str) -> None:
 
 def inbox_key(reader_id: int, gen: int) -> str:
     """The Redis key of one reader's cached inbox in one generation."""
-    return f"inbox:{{{reader_id}}}:{gen}"
+    return f"inbox:{{{reader_id}}}:{gen}:list"
 
 
 def _keys(reader_id: int, gen: int) -> list[str]:
@@ -261,8 +266,7 @@ class CachedInbox:
         """Up to ``limit`` keys below ``before`` (or the newest), newest first."""
         if self.redis is None:
             return None
-        high = f"({before}" if before else "+"
-        members = self._read("older", [ttl_seconds(), high, limit])
+        members = self._read("older", [ttl_seconds(), before or "", limit])
         return None if members is None else [m.decode() for m in members]
 
     def newer(self, after: str, limit: int) -> tuple[list[str], bool] | None:
@@ -294,7 +298,8 @@ class CachedInbox:
         return token
 
     def finish_fill(self, token: str, keys: Sequence[str]) -> bool:
-        """Write the inbox read from the table, unless a writer came in between."""
+        """Write the inbox read from the table (``keys`` newest first), unless a writer
+        came in between."""
         try:
             fill = _scripts(self.redis)["fill"]
             return bool(fill(keys=[self.key, self.marker], args=[token, ttl_seconds(), *keys]))

@@ -1,19 +1,25 @@
 """The Lua scripts of ``timelines.cache``: each runs on one reader's keys (one slot),
 except the ``*_many`` forms, which loop over many readers' keys on a single Redis.
 
-Why the scripts do what they do (the sentinel, the incarnation stamp, the fill
-marker) is in ``timelines.cache``'s docstring.
+A cached inbox is a Redis list: the sentinel at index 0, then the timeline keys,
+newest first, each once. Why a list and not a sorted set, and why the scripts
+do what they do (the sentinel, the incarnation stamp, the fill marker), is in
+``timelines.cache``'s docstring.
 """
 
-# Shared by every script. The sentinel member of a cache names the incarnation of
-# the Redis server that filled it: its run_id (new at every start), its
-# replication id (new when it is promoted or resynchronised from a master), and
-# the key counts of its last load of a snapshot (changed by an in-place load such
-# as DEBUG RELOAD), hashed to 16 hex digits (64 bits), so that the member is as
-# short as a timeline key and a cache fits Redis's compact listpack encoding
-# (timelines.checks). None of these is in the dataset, so a snapshot restored or
-# replicated elsewhere cannot bring them back; a cache whose sentinel names
-# another incarnation is deleted the moment any script touches it.
+# Shared by every script. The sentinel of a cache names the incarnation of the
+# Redis server that filled it: its run_id (new at every start), its replication
+# id (new when it is promoted or resynchronised from a master), and the key
+# counts of its last load of a snapshot (changed by an in-place load such as
+# DEBUG RELOAD), hashed to 16 hex digits (64 bits). None of these is in the
+# dataset, so a snapshot restored or replicated elsewhere cannot bring them
+# back; a cache whose sentinel names another incarnation is deleted the moment
+# any script touches it.
+#
+# Keys are compared by their bytes (``below``): Lua's ``<`` on strings follows
+# the server's collation locale, which Redis takes from its environment.
+# ``position`` halves the list by LINDEX: about ten O(1)-ish reads for 800 keys,
+# where copying the list into Lua would cost tens of microseconds.
 INCARNATION = """
 local function field(info, name)
   return string.match(info, name .. ':([^\\r\\n]*)') or '?'
@@ -26,11 +32,53 @@ local function incarnation()
     .. ':' .. field(persistence, 'rdb_last_load_keys_expired')), 1, 16)
 end
 local function live(key)
-  local first = redis.call('ZRANGE', key, 0, 0)
-  if #first == 0 then return false end
-  if first[1] == incarnation() then return true end
+  local first = redis.call('LINDEX', key, 0)
+  if not first then return false end
+  if first == incarnation() then return true end
   redis.call('DEL', key)
   return false
+end
+local function below(a, b)
+  if a == b then return false end
+  local i = 1
+  while string.byte(a, i) == string.byte(b, i) do i = i + 1 end
+  return (string.byte(a, i) or -1) < (string.byte(b, i) or -1)
+end
+-- The first index (from 1) whose key is below ``bound``, or at or below it when
+-- ``inclusive``: the list's length when there is none.
+local function position(key, bound, inclusive)
+  local low, high = 1, redis.call('LLEN', key)
+  while low < high do
+    local middle = math.floor((low + high) / 2)
+    local member = redis.call('LINDEX', key, middle)
+    if below(member, bound) or (inclusive and member == bound) then
+      high = middle
+    else
+      low = middle + 1
+    end
+  end
+  return low
+end
+-- Put each of ``members`` in its place unless it is there, then keep the newest
+-- ``cap``. A fan-out's key is almost always the newest: one LINSERT after the
+-- sentinel (``stamp``), found at once.
+local function insert(key, stamp, members, cap)
+  local length = 0
+  for _, member in ipairs(members) do
+    local newest = redis.call('LINDEX', key, 1)
+    if not newest or below(newest, member) then
+      length = redis.call('LINSERT', key, 'AFTER', stamp, member)
+    elseif newest ~= member then
+      local at = position(key, member, true)
+      local there = redis.call('LINDEX', key, at)
+      if not there then
+        length = redis.call('RPUSH', key, member)
+      elseif there ~= member then
+        length = redis.call('LINSERT', key, 'BEFORE', there, member)
+      end
+    end
+  end
+  if length > cap + 1 then redis.call('LTRIM', key, 0, cap) end
 end
 """
 
@@ -38,10 +86,7 @@ end
 PUSH = """
 redis.call('DEL', KEYS[2])
 if live(KEYS[1]) then
-  for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
-  if redis.call('ZCARD', KEYS[1]) > tonumber(ARGV[1]) + 1 then
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 1, -(tonumber(ARGV[1]) + 1))
-  end
+  insert(KEYS[1], redis.call('LINDEX', KEYS[1], 0), {unpack(ARGV, 2)}, tonumber(ARGV[1]))
 end
 return 0
 """
@@ -58,19 +103,15 @@ return 0
 PUSH_MANY = """
 local now = ARGV[1] ~= '' and ARGV[1] or incarnation()
 local cap = tonumber(ARGV[2])
+local members = {unpack(ARGV, 3)}
 for k = 1, #KEYS, 2 do
   local key = KEYS[k]
   redis.call('DEL', KEYS[k + 1])
-  local first = redis.call('ZRANGE', key, 0, 0)
-  if #first > 0 then
-    if first[1] == now then
-      for i = 3, #ARGV do redis.call('ZADD', key, 0, ARGV[i]) end
-      if redis.call('ZCARD', key) > cap + 1 then
-        redis.call('ZREMRANGEBYRANK', key, 1, -(cap + 1))
-      end
-    else
-      redis.call('DEL', key)
-    end
+  local first = redis.call('LINDEX', key, 0)
+  if first == now then
+    insert(key, now, members, cap)
+  elseif first then
+    redis.call('DEL', key)
   end
 end
 return 0
@@ -81,13 +122,11 @@ local now = ARGV[1] ~= '' and ARGV[1] or incarnation()
 for k = 1, #KEYS, 2 do
   local key = KEYS[k]
   redis.call('DEL', KEYS[k + 1])
-  local first = redis.call('ZRANGE', key, 0, 0)
-  if #first > 0 then
-    if first[1] ~= now then
-      redis.call('DEL', key)
-    elseif #ARGV > 1 then
-      redis.call('ZREM', key, unpack(ARGV, 2))
-    end
+  local first = redis.call('LINDEX', key, 0)
+  if first == now then
+    for i = 2, #ARGV do redis.call('LREM', key, 1, ARGV[i]) end
+  elseif first then
+    redis.call('DEL', key)
   end
 end
 return 0
@@ -95,7 +134,9 @@ return 0
 # KEYS: inbox, marker. ARGV: members...
 REMOVE = """
 redis.call('DEL', KEYS[2])
-if live(KEYS[1]) and #ARGV > 0 then redis.call('ZREM', KEYS[1], unpack(ARGV)) end
+if live(KEYS[1]) then
+  for _, member in ipairs(ARGV) do redis.call('LREM', KEYS[1], 1, member) end
+end
 return 0
 """
 # KEYS: inbox, marker. ARGV: the author part of a timeline key, its first
@@ -105,40 +146,50 @@ redis.call('DEL', KEYS[2])
 if not live(KEYS[1]) then return 0 end
 local first = tonumber(ARGV[2])
 local last = first + #ARGV[1] - 1
-local members = redis.call('ZRANGEBYLEX', KEYS[1], '(!~', '+')
-for _, member in ipairs(members) do
-  if string.sub(member, first, last) == ARGV[1] then redis.call('ZREM', KEYS[1], member) end
+for _, member in ipairs(redis.call('LRANGE', KEYS[1], 1, -1)) do
+  if string.sub(member, first, last) == ARGV[1] then redis.call('LREM', KEYS[1], 1, member) end
 end
 return 0
 """
-# KEYS: inbox, marker. ARGV: token, ttl seconds, members...
+# KEYS: inbox, marker. ARGV: token, ttl seconds, members newest first...
 FILL = """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[2], KEYS[1])
-redis.call('ZADD', KEYS[1], 0, incarnation())
-for i = 3, #ARGV do redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
+redis.call('RPUSH', KEYS[1], incarnation())
+for i = 3, #ARGV, 500 do
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 499, #ARGV)))
+end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 # Reads: nil when not cached (or cached by another incarnation).
-# KEYS: inbox. ARGV: ttl seconds, high bound, limit.
+# KEYS: inbox. ARGV: ttl seconds, before ("" for the newest), limit.
 OLDER = """
 if not live(KEYS[1]) then return false end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
-return redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[2], '(!~', 'LIMIT', 0, ARGV[3])
+local limit = tonumber(ARGV[3])
+if limit < 1 then return {} end
+local from = ARGV[2] == '' and 1 or position(KEYS[1], ARGV[2], false)
+return redis.call('LRANGE', KEYS[1], from, from + limit - 1)
 """
-# KEYS: inbox. ARGV: ttl seconds, after, limit. Returns {keys above, 1 if one at or below}.
+# KEYS: inbox. ARGV: ttl seconds, after, limit. Returns {keys above, oldest
+# first; 1 if one at or below}.
 NEWER = """
 if not live(KEYS[1]) then return false end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
-local above = redis.call('ZRANGEBYLEX', KEYS[1], '(' .. ARGV[2], '+', 'LIMIT', 0, ARGV[3])
-local below = redis.call('ZREVRANGEBYLEX', KEYS[1], '[' .. ARGV[2], '(!~', 'LIMIT', 0, 1)
-return {above, #below}
+local at = position(KEYS[1], ARGV[2], true)
+local limit = tonumber(ARGV[3])
+local above = {}
+if at > 1 and limit > 0 then
+  local newest_first = redis.call('LRANGE', KEYS[1], math.max(1, at - limit), at - 1)
+  for i = #newest_first, 1, -1 do above[#above + 1] = newest_first[i] end
+end
+return {above, at < redis.call('LLEN', KEYS[1]) and 1 or 0}
 """
 # KEYS: inbox. ARGV: after.
 COUNT_NEWER = """
 if not live(KEYS[1]) then return false end
-return redis.call('ZLEXCOUNT', KEYS[1], '(' .. ARGV[1], '+')
+return position(KEYS[1], ARGV[1], true) - 1
 """
 # KEYS: one reader's inbox, only to route the call to that reader's node.
 SENTINEL_NOW = "return incarnation()"

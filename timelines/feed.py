@@ -136,7 +136,7 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
 def new_entries_count(*, reader_id: int, after: str) -> int:
     """About how many entries arrived above ``after``: the "N new posts" notice.
 
-    One sorted-set count in Redis, or one bounded index scan of the inbox,
+    One script call to the Redis cache, or one bounded index scan of the inbox,
     never a feed computation: thousands of open tabs poll this (seed 002's
     query storm). It counts inbox entries, so posts of big accounts (pulled at
     read time) show up on the next load rather than in the notice.

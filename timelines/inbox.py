@@ -191,8 +191,8 @@ class Inbox:
         return above, bool(rows) and rows[-1] <= after
 
     def count_newer(self, after: str, most: int) -> int:
-        """About how many entries lie above ``after``, at most ``most``: one sorted-set
-        count in Redis, or one bounded index scan of the table."""
+        """About how many entries lie above ``after``, at most ``most``: one script
+        call to the Redis cache, or one bounded index scan of the table."""
         count = self.cached.count_newer(after, most)
         if count is not None:
             return count

@@ -5,8 +5,8 @@ world and the same machine:
 
 1. Fan-out of one post to every follower of ``bench_author``, through a real
    Celery worker (or in process with ``worker=False``), against the raw limit
-   of the machine: one INSERT ... SELECT of the same rows and one pipelined
-   ZADD to the same Redis keys.
+   of the machine: one INSERT ... SELECT of the same rows and one Lua call a
+   chunk pushing to the same Redis keys.
 2. Home feed pages (``timelines.feed.home_feed``), with the reader's
    Redis cache warm and dropped, against the pull model for the same reader
    and cursor (``pull_keys`` and ``pull_reference_keys``, each + ``hydrate``).

@@ -396,10 +396,9 @@ def test_erasing_an_account_with_a_thousand_followers(
     assert UsernameClaim.objects.get(name="victim").user_id == victim.pk
     assert list(redis.scan_iter(match=f"*{{{victim.pk}}}*")) == []
     prefix = ids.author_prefix(victim.pk)
-    for key in redis.scan_iter(match="inbox:*"):
-        if redis.type(key) == b"zset":
-            members = redis.zrange(key, 0, -1)
-            assert not [m for m in members if m.decode()[ids.TIMELINE_KEY_AUTHOR] == prefix], key
+    for key in redis.scan_iter(match="inbox:*:list"):
+        members = redis.lrange(key, 0, -1)
+        assert not [m for m in members if m.decode()[ids.TIMELINE_KEY_AUTHOR] == prefix], key
     log = ModerationLog.objects.get(action="hide_post")
     assert (log.user_id, log.post_id, log.username) == (None, None, "victim")
     assert not Report.objects.exists()

@@ -21,7 +21,7 @@ def test_bench_sizing_prints_bytes_per_row_and_leaves_nothing_behind():
     assert set(sizes) >= {"accounts_user", "posts_post", "timelines_inboxentry", "posts_like"}
     assert all(int(size.replace(",", "")) > 0 for size in sizes.values()), sizes
     assert re.search(
-        r"A cached inbox of 800 keys: [\d,]+ bytes of Redis \((skiplist|listpack)\)", output
+        r"A cached inbox of 800 keys: [\d,]+ bytes of Redis \((quicklist|listpack)\)", output
     )
     assert "| 100,000,000 |" in output
     assert not User.objects.exists() and not Post.objects.exists()

@@ -41,19 +41,19 @@ def test_push_to_a_chunk_is_one_script_call_checking_each_readers_cache(server):
     now = cache.sentinel(redis)
     live, missing, stale, filling = 1, 2, 3, 4
     key = {reader: cache.inbox_key(reader, gen) for reader in (live, missing, stale, filling)}
-    redis.zadd(key[live], {now: 0, "A0": 0, "A1": 0})
-    redis.zadd(key[stale], {"!another-incarnation": 0, "A0": 0})
-    redis.zadd(key[filling], {now: 0})
+    redis.rpush(key[live], now, "A1", "A0")
+    redis.rpush(key[stale], "!another-incarnation", "A0")
+    redis.rpush(key[filling], now)
     redis.set(key[filling] + ":fill", "token")
     before = script_calls(server)
 
     cache.push([live, missing, stale, filling], ["A2"], cap=2)
 
     assert script_calls(server) - before == 1
-    assert redis.zrange(key[live], 0, -1) == [now.encode(), b"A1", b"A2"]  # trimmed to 2
+    assert redis.lrange(key[live], 0, -1) == [now.encode(), b"A2", b"A1"]  # trimmed to 2
     assert not redis.exists(key[missing])
     assert not redis.exists(key[stale])
-    assert redis.zrange(key[filling], 0, -1) == [now.encode(), b"A2"]
+    assert redis.lrange(key[filling], 0, -1) == [now.encode(), b"A2"]
     assert not redis.exists(key[filling] + ":fill")  # a fill that read before is dropped
 
 
@@ -63,14 +63,14 @@ def test_removal_from_a_chunk_is_one_script_call_checking_each_readers_cache(ser
     now = cache.sentinel(redis)
     live, stale = 1, 2
     key = {reader: cache.inbox_key(reader, gen) for reader in (live, stale)}
-    redis.zadd(key[live], {now: 0, "A0": 0, "A1": 0})
-    redis.zadd(key[stale], {"!another-incarnation": 0, "A0": 0})
+    redis.rpush(key[live], now, "A1", "A0")
+    redis.rpush(key[stale], "!another-incarnation", "A0")
     before = script_calls(server)
 
     cache.remove([live, stale, 3], ["A0"])
 
     assert script_calls(server) - before == 1
-    assert redis.zrange(key[live], 0, -1) == [now.encode(), b"A1"]
+    assert redis.lrange(key[live], 0, -1) == [now.encode(), b"A1"]
     assert not redis.exists(key[stale])
 
 
@@ -80,7 +80,7 @@ def test_a_push_bigger_than_one_call_is_split_and_reaches_everyone(server, monke
     now = cache.sentinel(redis)
     readers = list(range(1, 8))
     for reader in readers:
-        redis.zadd(cache.inbox_key(reader, gen), {now: 0})
+        redis.rpush(cache.inbox_key(reader, gen), now)
     monkeypatch.setattr(cache, "READERS_PER_CALL", 3)
     before = script_calls(server)
 
@@ -88,4 +88,4 @@ def test_a_push_bigger_than_one_call_is_split_and_reaches_everyone(server, monke
 
     assert script_calls(server) - before == 3
     for reader in readers:
-        assert redis.zscore(cache.inbox_key(reader, gen), "A0") == 0
+        assert redis.lrange(cache.inbox_key(reader, gen), 0, -1) == [now.encode(), b"A0"]

@@ -1,10 +1,7 @@
-"""A cached inbox at the cap is compact: listpack-encoded, at most 20 KB, when the
-cache Redis allows it; ``manage.py check`` warns about a server that does not."""
-
-import io
+"""A cached inbox at the cap is compact, at most 20 KB, on a Redis with its
+default settings: a list needs no server setting (a sorted set did)."""
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from feed_project.pagination import Cursor
@@ -13,7 +10,6 @@ from tests.factories import UserFactory
 from tests.private_redis import private_redis
 from tests.timelines.test_cache_restore import cache_at
 from timelines import cache
-from timelines.checks import check_compact_inbox_caches
 from timelines.feed import home_feed
 from timelines.inbox import Inbox
 from timelines.models import InboxEntry
@@ -48,30 +44,20 @@ def fill_a_cache_at_the_cap() -> str:
     return cache.inbox_key(reader.pk, cache.generation())
 
 
-def test_an_inbox_at_the_cap_is_a_listpack_of_at_most_20_kb(server):
-    server.client().config_set("zset-max-listpack-entries", 1024)
+def test_an_inbox_at_the_cap_takes_at_most_20_kb_on_a_default_server(server):
     key = fill_a_cache_at_the_cap()
     redis = server.client()
-    assert redis.zcard(key) == CAP + 1  # the keys and the sentinel
-    assert redis.object("encoding", key) == b"listpack"
+    assert redis.llen(key) == CAP + 1  # the keys and the sentinel
     assert redis.memory_usage(key) <= 20_000
 
 
-def test_the_servers_default_makes_it_a_skiplist_and_the_check_says_so(server):
+def test_a_push_past_the_cap_drops_the_oldest_key(server):
     key = fill_a_cache_at_the_cap()
-    assert server.client().object("encoding", key) == b"skiplist"
-    [warning] = check_compact_inbox_caches()
-    assert warning.id == "timelines.W001"
-    assert f":{server.port} keeps sorted sets of more than 128 members" in warning.msg
-
-    server.client().config_set("zset-max-listpack-entries", CAP + 1)
-    assert check_compact_inbox_caches() == []
-    out = io.StringIO()
-    call_command("check", stdout=out)
-    assert "no issues" in out.getvalue()
-
-
-def test_an_unreachable_cache_is_a_warning_not_a_crash(server):
-    server.stop()
-    [warning] = check_compact_inbox_caches()
-    assert warning.id == "timelines.W002"
+    redis = server.client()
+    oldest = redis.lindex(key, -1)
+    reader_id = int(key.split("{")[1].split("}")[0])
+    newest = ids.make_timeline_key(ids.KeyParts(ids.time_of(timezone.now()) + 1, 1, 0))
+    cache.push([reader_id], [newest], cap=CAP)
+    assert redis.llen(key) == CAP + 1
+    assert redis.lindex(key, 1).decode() == newest
+    assert oldest not in redis.lrange(key, 0, -1)

@@ -237,7 +237,7 @@ def cached_keys(reader_id: int) -> list[str]:
     redis = cache.client()
     if redis is None:
         return []
-    members = redis.zrange(cache.inbox_key(reader_id, cache.generation()), 0, -1)
+    members = redis.lrange(cache.inbox_key(reader_id, cache.generation()), 0, -1)
     return [m.decode() for m in members if not m.decode().startswith(SENTINEL)]
 
 

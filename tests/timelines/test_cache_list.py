@@ -1,0 +1,78 @@
+"""The list cache's scripts against a plain Python model of an inbox: keys newest
+first, each once, at most the cap; every read as a slice of that.
+
+Pushes come in any order (fan-outs finish out of order, a follow pushes older
+posts), twice (a retried task), and past the cap; reads start at keys that are
+in the cache and keys that are not.
+"""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from posts import ids
+from timelines import cache
+
+pytestmark = pytest.mark.django_db
+
+READER = 4242
+CAP = 6
+KEYS = sorted(
+    {
+        ids.make_timeline_key(ids.KeyParts(time=1_000 + time, author=author, seq=0))
+        for time in range(0, 40, 3)
+        for author in (1, 2)
+    }
+)
+# Bounds for reads: the keys themselves, and keys between and beyond them.
+BOUNDS = sorted({*KEYS, "0" * 16, "Z" * 16, *(key[:-1] + "1" for key in KEYS)})
+
+keys = st.lists(st.sampled_from(KEYS), max_size=4)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("push"), keys),
+        st.tuples(st.just("remove"), keys),
+        st.tuples(st.just("remove_author"), st.sampled_from([1, 2])),
+        st.tuples(st.just("older"), st.none() | st.sampled_from(BOUNDS), st.integers(0, 8)),
+        st.tuples(st.just("newer"), st.sampled_from(BOUNDS), st.integers(0, 8)),
+        st.tuples(st.just("count_newer"), st.sampled_from(BOUNDS), st.integers(0, 8)),
+    ),
+    max_size=12,
+)
+
+
+def _author_of(key: str) -> int:
+    return ids.decode_number(key[ids.TIMELINE_KEY_AUTHOR])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(filled=st.lists(st.sampled_from(KEYS), max_size=CAP, unique=True), steps=operations)
+def test_the_scripts_keep_and_read_an_inbox_as_the_model_does(filled, steps):
+    cache.drop(READER)
+    inbox = cache.CachedInbox(READER, cache.generation())
+    model = sorted(filled, reverse=True)
+    assert inbox.finish_fill(inbox.begin_fill(), model)
+    for step in steps:
+        name, *args = step
+        if name == "push":
+            cache.push([READER], args[0], cap=CAP)
+            model = sorted({*model, *args[0]}, reverse=True)[:CAP]
+        elif name == "remove":
+            cache.remove([READER], args[0])
+            model = [key for key in model if key not in args[0]]
+        elif name == "remove_author":
+            cache.remove_author(READER, args[0])
+            model = [key for key in model if _author_of(key) != args[0]]
+        elif name == "older":
+            before, limit = args
+            expected = [key for key in model if before is None or key < before][:limit]
+            assert inbox.older(before, limit) == expected, step
+        elif name == "newer":
+            after, limit = args
+            above = sorted(key for key in model if key > after)[:limit]
+            reaches = any(key <= after for key in model)
+            assert inbox.newer(after, limit) == (above, reaches), step
+        else:
+            after, most = args
+            assert inbox.count_newer(after, most) == min(sum(k > after for k in model), most)
+    assert inbox.older(None, CAP + 1) == model  # the whole list: newest first, once each
