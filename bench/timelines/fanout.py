@@ -163,6 +163,8 @@ def fill_inboxes(world: World, entries: int, log: Log) -> float:
         log(f"fan-out: filling inboxes to ~{entries} entries (once per world)")
         # Each inbox gets `entries` of the 4 x `entries` newest posts, a window
         # chosen by the reader's id; ON CONFLICT skips what the inbox holds.
+        # Not bench_reader's: its pages are measured, and an inbox holds only
+        # the posts of those its reader follows.
         db.execute(
             """
             WITH recent AS (
@@ -174,10 +176,10 @@ def fill_inboxes(world: World, entries: int, log: Log) -> float:
             SELECT f.follower_id, r.timeline_key, r.author_id
             FROM relations_follower f
             JOIN recent r ON r.n %% 4 = f.follower_id %% 4
-            WHERE f.user_id = %(author)s
+            WHERE f.user_id = %(author)s AND f.follower_id <> %(reader)s
             ON CONFLICT (reader_id, timeline_key) DO NOTHING
             """,
-            {"pool": 4 * entries, "author": world.author_id},
+            {"pool": 4 * entries, "author": world.author_id, "reader": world.reader_id},
         )
     return entries
 

@@ -10,7 +10,10 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from accounts.models import User
 from bench.management.commands.bench_timelines import split_database_url
+from relations.selectors import followee_ids
+from timelines.models import InboxEntry
 
 
 @pytest.mark.django_db(transaction=True)
@@ -48,6 +51,11 @@ def test_bench_timelines_quick_prints_every_figure():
         assert label in output
     # The set-based rebuild (one UNION ALL leg per author) writes what Inbox.rebuild does.
     assert "the raw limit wrote the same inbox as Inbox.rebuild: yes" in output
+    # The measured reader's inbox holds only posts of those it follows, as the
+    # engine keeps it (the fan-out figure's filler of inboxes spares it).
+    reader = User.objects.get(username="bench_reader")
+    authors = InboxEntry.objects.filter(reader_id=reader.pk).values_list("author_id", flat=True)
+    assert set(authors) <= {*followee_ids(reader.pk), reader.pk}
 
 
 def test_database_url_is_taken_off_the_command_line_it_runs_again_with():
