@@ -6,14 +6,14 @@ keys, newest first, each once; the scripts (``timelines.cache_lua``) keep it so.
 - **Why a list.** A fan-out adds the newest key to tens of thousands of caches
   at once: a list takes it with one LINSERT after the sentinel, whatever the
   cache's length. A sorted set small enough to stay compact (a listpack) scans
-  every member to add one, ~21 us at 800 keys, 4x the whole list push; a large
+  every member to add one: 5x the list's whole push at 800 keys; a large
   one (a skiplist) takes ~100 KB for 800 keys. A list of 800 keys takes ~16 KB
   in Redis's default list encoding (docs/BENCHMARKS.md). Reads halve it by
   index to find a cursor (``cache_lua.position``).
 - The sentinel (``!`` and the server's incarnation) is always there in a cached
   inbox, so an existing key with nothing else is "known empty", and a missing
   key is "not cached" (seed 001's "no more" flag).
-- Keys are ``inbox:{<reader>}:<generation>``; the braces make Redis Cluster put a
+- Keys are ``inbox:{<reader>}:<generation>:list``; the braces make Redis Cluster put a
   reader's keys in one slot. On a single Redis, a push or removal for many
   readers (a fan-out chunk) is one script call looping over all their keys; on
   a Redis Cluster (``REDIS_URL=redis+cluster://``) a script may touch one slot
