@@ -317,6 +317,11 @@ FEED_CACHE_TTL_DAYS: int = _read("FEED_CACHE_TTL_DAYS", "int", 3)
 # None finds out (on for a Citus coordinator), True/False force it (tests).
 FEED_ROUTED_READS: bool | None = None
 FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)
+# A post's reposts are scanned (the feed's collapse, "reposted by") up to this
+# many per person the reader follows; past that (a viral post), the reader and
+# each person they follow are probed instead: one probe costs about as much as
+# scanning 5 reposts (1,001 probes 1.4 ms, 50,000 reposts scanned 13.5 ms).
+FEED_REPOSTS_SCANNED_PER_FOLLOWEE = 5
 # Trimming an inbox reads its keys, so no write trims the table: a sweep trims
 # every kept inbox once per this many seconds, FEED_TRIM_BATCH inboxes a task
 # (timelines.tasks.trim_inboxes). An inbox overshoots the cap by that

@@ -17,7 +17,7 @@ from feed_project import sharding
 from posts import ids, visibility
 from posts import sql as post_sql
 from posts.models import Post
-from relations.visibility import standing
+from relations.visibility import sql_self_and_followees, standing
 
 
 @dataclass
@@ -46,14 +46,38 @@ LEFT JOIN {post} o ON o.id = p.repost_of_id
 LEFT JOIN {user} oa ON oa.id = o.author_id
 WHERE p.id {among_post_ids}
   AND {in_home_feed}
-  AND NOT EXISTS (
-         SELECT 1 FROM {post} r
-         WHERE r.repost_of_id = COALESCE(p.repost_of_id, p.id)
-           AND r.timeline_key > p.timeline_key
-           AND {shown_repost})
+  AND NOT {newer_shown_repost}
 ORDER BY p.timeline_key {direction}
 LIMIT %(limit)s
 """
+# Whether a repost of the entry's original that the feed shows is newer than the
+# entry, looked up from the smaller side. Most originals have a few reposts:
+# those are scanned (post_reposts_idx). A viral one has hundreds of thousands,
+# nearly all by strangers: scanning them cost 22 ms a page at 50,000 (issue 11),
+# so past %(scan_most)s reposts the reader and each person they follow are probed
+# instead ((author, original): one index lookup each). A CASE, so that PostgreSQL
+# runs each form as its own per-row subplan and never turns either into a join
+# over every repost; the probe is a scalar subquery for the same reason.
+_NEWER_SHOWN_REPOST_SQL = """(CASE
+  WHEN COALESCE(o.repost_count, p.repost_count) <= %(scan_most)s THEN EXISTS (
+    SELECT 1 FROM {post} r
+    WHERE r.repost_of_id = COALESCE(p.repost_of_id, p.id)
+      AND r.timeline_key > p.timeline_key AND {shown_repost})
+  ELSE EXISTS (
+    SELECT 1 FROM {self_and_followees} w
+    WHERE (SELECT 1 FROM {post} r
+           WHERE r.author_id = w.id AND r.repost_of_id = COALESCE(p.repost_of_id, p.id)
+             AND r.timeline_key > p.timeline_key AND {shown_repost}
+           LIMIT 1) IS NOT NULL)
+END)"""
+
+
+def reposts_scanned_most(following: int) -> int:
+    """The most reposts of an original scanned for a reader who follows ``following``
+    people; past it, the reader and the people they follow are probed instead."""
+    return settings.FEED_REPOSTS_SCANNED_PER_FOLLOWEE * (following + 1)
+
+
 _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
 _POST_COLUMNS = [field.column for field in Post._meta.concrete_fields]
 _AUTHOR_AT = _POST_FIELDS.index("author_id")
@@ -75,16 +99,25 @@ def _post_of(values: tuple, author_id: int, author: tuple) -> Post:
 
 
 def _shown_entries(
-    post_ids: list[str], *, reader_id: int, limit: int, ascending: bool
+    post_ids: list[str], *, reader_id: int, following: int, limit: int, ascending: bool
 ) -> list[Post]:
     """The first ``limit`` entries among ``post_ids`` that the reader's feed shows,
     in scan order, with their authors and originals loaded."""
-    params: dict[str, object] = {"viewer": reader_id, "limit": limit, "now": timezone.now()}
+    params: dict[str, object] = {
+        "viewer": reader_id,
+        "limit": limit,
+        "now": timezone.now(),
+        "scan_most": reposts_scanned_most(following),
+    }
     sql = _ENTRIES_SQL.format(
         post=Post._meta.db_table,
         user=User._meta.db_table,
         in_home_feed=visibility.sql_in_home_feed("p", "o"),
-        shown_repost=visibility.sql_shown_repost_of("r"),
+        newer_shown_repost=_NEWER_SHOWN_REPOST_SQL.format(
+            post=Post._meta.db_table,
+            self_and_followees=sql_self_and_followees(),
+            shown_repost=visibility.sql_shown_repost_of("r"),
+        ),
         post_columns=", ".join(f"p.{column}" for column in _POST_COLUMNS),
         original_columns=", ".join(f"o.{column}" for column in _POST_COLUMNS),
         among_post_ids=post_sql.among(post_ids, params),
@@ -108,32 +141,57 @@ def _shown_entries(
     return entries
 
 
-# Who of the people the reader follows (or the reader) reposted these originals,
-# newest first: the rule as SQL, as in the entries statement (as a QuerySet,
-# building the rule's subqueries cost 2.6 ms of CPU a page; issue 11).
-_REPOSTERS_SQL = """
-SELECT r.repost_of_id, a.id, a.username, a.display_name, a.avatar
+# Who of the people the reader follows (or the reader) reposted these originals:
+# the rule as SQL, as in the entries statement (as a QuerySet, building the
+# rule's subqueries cost 2.6 ms of CPU a page; issue 11). Each original's
+# reposts are found from the smaller side, as there: scanned, or probed once per
+# person the reader follows (a scalar subquery per person and original).
+_SCANNED_REPOSTERS_SQL = """
+SELECT r.repost_of_id, a.id, a.username, a.display_name, a.avatar, r.timeline_key
 FROM {post} r
 JOIN {user} a ON a.id = r.author_id
 WHERE r.repost_of_id {among_post_ids} AND {shown_repost}
-ORDER BY r.timeline_key DESC
+"""
+_PROBED_REPOSTERS_SQL = """
+SELECT hit.original_id, a.id, a.username, a.display_name, a.avatar, hit.timeline_key
+FROM (
+    SELECT o.id AS original_id, w.id AS reposter_id,
+      (SELECT r.timeline_key FROM {post} r
+       WHERE r.author_id = w.id AND r.repost_of_id = o.id AND {shown_repost}
+       LIMIT 1) AS timeline_key
+    FROM {self_and_followees} w CROSS JOIN {post} o
+    WHERE o.id {among_post_ids}) hit
+JOIN {user} a ON a.id = hit.reposter_id
+WHERE hit.timeline_key IS NOT NULL
 """
 
 
-def _reposters(reader_id: int, original_ids: list[str]) -> dict[str, list[User]]:
+def _reposters(reader_id: int, originals: list[Post], *, following: int) -> dict[str, list[User]]:
     """Live reposts of these posts by people the reader follows (or the reader), newest
     first: their authors by the original's id."""
+    scan_most = reposts_scanned_most(following)
+    scanned = [o.pk for o in originals if o.repost_count <= scan_most]
+    probed = [o.pk for o in originals if o.repost_count > scan_most]
     params: dict[str, object] = {"viewer": reader_id}
-    sql = _REPOSTERS_SQL.format(
-        post=Post._meta.db_table,
-        user=User._meta.db_table,
-        among_post_ids=post_sql.among(original_ids, params),
-        shown_repost=visibility.sql_shown_repost_of("r"),
-    )
+    legs = [
+        leg.format(
+            post=Post._meta.db_table,
+            user=User._meta.db_table,
+            self_and_followees=sql_self_and_followees(),
+            among_post_ids=post_sql.among(chosen, params, name),
+            shown_repost=visibility.sql_shown_repost_of("r"),
+        )
+        for leg, chosen, name in (
+            (_SCANNED_REPOSTERS_SQL, scanned, "scanned"),
+            (_PROBED_REPOSTERS_SQL, probed, "probed"),
+        )
+        if chosen
+    ]
+    sql = " UNION ALL ".join(legs) + " ORDER BY 6 DESC"
     reposters: dict[str, list[User]] = {}
     with connection.cursor() as db:
         db.execute(sql, params)
-        for original_id, *author in db.fetchall():
+        for original_id, *author, _ in db.fetchall():
             reposters.setdefault(original_id, []).append(_author(tuple(author)))
     return reposters
 
@@ -206,10 +264,17 @@ def _routed() -> bool:
 
 
 def hydrate(
-    keys: list[str], *, reader_id: int, limit: int | None = None, ascending: bool = False
+    keys: list[str],
+    *,
+    reader_id: int,
+    following: int,
+    limit: int | None = None,
+    ascending: bool = False,
 ) -> list[FeedItem]:
     """The first ``limit`` feed items among these entry keys, in scan order.
 
+    ``following`` (how many people the reader follows, as their row says) only
+    chooses how reposts of an original are looked up (``reposts_scanned_most``).
     Two queries, the second only when a post shown was reposted (on Citus,
     ``routed_items``: four or five, each routed by its shard key).
     """
@@ -223,15 +288,16 @@ def hydrate(
     entries = _shown_entries(
         post_ids,
         reader_id=reader_id,
+        following=following,
         limit=limit or len(keys),
         ascending=ascending,
     )
     reposted = [
-        original.pk
+        original
         for original in (post.repost_of or post for post in entries)
         if original.repost_count
     ]
-    reposters = _reposters(reader_id, reposted) if reposted else {}
+    reposters = _reposters(reader_id, reposted, following=following) if reposted else {}
     return [
         FeedItem(
             key=post.timeline_key,

@@ -117,6 +117,7 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
         items += hydrate(
             keys,
             reader_id=reader.pk,
+            following=reader.following_count,
             limit=limit + 1 - len(items),
             ascending=cursor.newer_pages,
         )

@@ -57,15 +57,15 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             ("home_feed, cache dropped", read, drop),
             (
                 "pull_keys + hydrate",
-                _Pull(pull.reader_keys, reader.pk, page_cursor, limit),
+                _Pull(pull.reader_keys, reader, page_cursor, limit),
                 None,
             ),
             (
                 "pull_reference_keys + hydrate",
-                _Pull(reference.pull_reference_keys, reader.pk, page_cursor, limit),
+                _Pull(reference.pull_reference_keys, reader, page_cursor, limit),
                 None,
             ),
-            ("plain query + hydrate", _Pull(_plain_keys, reader.pk, page_cursor, limit), None),
+            ("plain query + hydrate", _Pull(_plain_keys, reader, page_cursor, limit), None),
         ]
         timings = {}
         for label, fn, setup in cases:
@@ -129,9 +129,10 @@ class _Call:
 class _Pull:
     """A pull-model page: the keys, then the posts, as a page would need them."""
 
-    def __init__(self, keys: Callable[..., list[str]], reader_id: int, cursor: Cursor, limit: int):
-        self.keys, self.reader_id, self.cursor, self.limit = keys, reader_id, cursor, limit
+    def __init__(self, keys: Callable[..., list[str]], reader: User, cursor: Cursor, limit: int):
+        self.keys, self.cursor, self.limit = keys, cursor, limit
+        self.reader_id, self.following = reader.pk, reader.following_count
 
     def __call__(self) -> list[FeedItem]:
         keys = self.keys(reader_id=self.reader_id, cursor=self.cursor, limit=self.limit + 1)
-        return hydrate(keys, reader_id=self.reader_id)
+        return hydrate(keys, reader_id=self.reader_id, following=self.following)

@@ -59,7 +59,7 @@ def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[V
             .order_by("-timeline_key")
             .values_list("timeline_key", flat=True)[: limit + 1]
         )
-        return hydrate(keys, reader_id=reader_id)
+        return hydrate(keys, reader_id=reader_id, following=reader.following_count)
 
     def first_page() -> None:
         feed.home_feed(reader=reader, cursor=Cursor())

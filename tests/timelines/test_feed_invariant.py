@@ -270,8 +270,10 @@ class FeedMachine(RuleBasedStateMachine):
         locked=st.lists(SOMETIMES, min_size=4, max_size=4),
         follows=st.lists(st.booleans(), min_size=12, max_size=12),
         big=st.sampled_from([3, 2]),
+        scanned=st.sampled_from([5, 0]),
         muting=st.lists(st.none() | PHRASES, min_size=4, max_size=4),
         first_posts=st.lists(st.tuples(LEVELS, MENTIONS, WORDS, WARNINGS), min_size=4, max_size=4),
+        reposting=st.lists(st.booleans(), min_size=4, max_size=4),
     )
     def world(
         self,
@@ -279,8 +281,10 @@ class FeedMachine(RuleBasedStateMachine):
         locked: list[bool],
         follows: list[bool],
         big: int,
+        scanned: int,
         muting: list[str | None],
         first_posts: list[tuple[str, list[int], str, str]],
+        reposting: list[bool],
     ):
         """Three or four people, some locked (a follow of them is a request), each
         following each other one chance in two: from the first step, posts have
@@ -288,8 +292,12 @@ class FeedMachine(RuleBasedStateMachine):
         authors are big
         (FEED_BIG_ACCOUNT_FOLLOWERS, 3 or 2: below 3, no pushed author has two
         followers, one addressed and one not). Each visits (posts are pushed to
-        them from then on), then posts at some level, mentioning some of them."""
+        them from then on), then posts at some level, mentioning some of them, and
+        some repost another's post.
+        Reposts of a post are scanned, or (``scanned`` 0) probed per person followed,
+        as for a viral post (FEED_REPOSTS_SCANNED_PER_FOLLOWEE)."""
         django_settings.FEED_BIG_ACCOUNT_FOLLOWERS = big  # inside the test's override
+        django_settings.FEED_REPOSTS_SCANNED_PER_FOLLOWEE = scanned
         users = [self._sign_up() for _ in range(people)]
         for user, lock in zip(users, locked, strict=False):
             if lock:
@@ -303,8 +311,16 @@ class FeedMachine(RuleBasedStateMachine):
                 self.mute_word(user, phrase, True)
         for user in users:  # each has an inbox kept (pushed to) and cached
             self.read_first_page(user)
-        for user, (level, mentioning, words, warning) in zip(users, first_posts, strict=False):
+        first = [
             self.post(user, None, level, mentioning, words, warning)
+            for user, (level, mentioning, words, warning) in zip(users, first_posts, strict=False)
+        ]
+        # Some repost the next one's first post (refused unless public or unlisted):
+        # the posts bundle is empty until a post rule runs, so without these few
+        # examples reached a feed holding a repost.
+        for user, post_id, share in zip(users, first[1:] + first[:1], reposting, strict=False):
+            if share:
+                self.repost(user, post_id)
         return multiple(*users)
 
     def _sign_up(self) -> int:
@@ -557,6 +573,7 @@ def test_home_feed_equals_pull_model_after_any_history(settings_override, routed
 def settings_override(settings):
     """Tiny limits, so every path runs: chunks, caps, pull below the inbox, big accounts."""
     settings.FEED_BIG_ACCOUNT_FOLLOWERS = 2
+    settings.FEED_REPOSTS_SCANNED_PER_FOLLOWEE = 5
     settings.FEED_INBOX_CAP = 4
     settings.FEED_REBUILD_PER_AUTHOR = 2
     settings.FEED_FANOUT_CHUNK = 1

@@ -19,10 +19,16 @@ from timelines.reference import pull_reference_keys
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(autouse=True, params=[None, True], ids=["entries-as-found", "entries-routed"])
+@pytest.fixture(
+    autouse=True,
+    params=[(None, 5), (None, 0), (True, 5)],
+    ids=["entries-as-found", "entries-reposts-probed", "entries-routed"],
+)
 def entries_form(request, settings):
-    """Every rule in both forms of the entries step (timelines.entries)."""
-    settings.FEED_ROUTED_READS = request.param
+    """Every rule in each form of the entries step (timelines.entries): the one this
+    database takes, with reposts scanned or (as for a viral post) probed per person
+    followed, and the routed one."""
+    settings.FEED_ROUTED_READS, settings.FEED_REPOSTS_SCANNED_PER_FOLLOWEE = request.param
 
 
 def feed(reader) -> list[tuple[str, list[str]]]:
@@ -63,6 +69,17 @@ def test_a_post_reposted_by_several_people_shows_once_at_the_newest_repost(world
     repost(user=reader, post=post)
 
     assert feed(reader) == [(post.pk, ["reader", "friend"]), (later.pk, [])]
+
+
+def test_reposted_by_names_only_the_reposters_whose_reposts_the_reader_sees(world):
+    reader, friend, author, other = world
+    post = create_post(author=author, text="original")
+    repost(user=friend, post=post)
+    repost(user=other, post=post)  # someone the reader does not follow
+
+    assert feed(reader) == [(post.pk, ["friend"])]
+    mute(user=reader, target=friend)
+    assert feed(reader) == [(post.pk, [])]
 
 
 def test_undoing_the_newest_repost_moves_the_post_back_to_the_older_one(world):
