@@ -11,13 +11,15 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from accounts.models import User
+from bench import viral
 from bench.management.commands.bench_timelines import split_database_url
+from posts.models import Post
 from relations.selectors import followee_ids
 from timelines.models import InboxEntry
 
 
 @pytest.mark.django_db(transaction=True)
-def test_bench_timelines_quick_prints_every_figure():
+def test_bench_timelines_quick_prints_every_figure(capsys):
     out = StringIO()
     # --no-worker: the fan-out runs in process through the task functions;
     # the worker path is exercised by the benchmark itself (docs/BENCHMARKS.md).
@@ -56,6 +58,18 @@ def test_bench_timelines_quick_prints_every_figure():
     reader = User.objects.get(username="bench_reader")
     authors = InboxEntry.objects.filter(reader_id=reader.pk).values_list("author_id", flat=True)
     assert set(authors) <= {*followee_ids(reader.pk), reader.pk}
+
+    # bench.viral on the same world: its reposts are rolled back.
+    reposts = Post.objects.filter(repost_of__isnull=False).count()
+    viral.main(reposts=300, samples=10)
+    output = capsys.readouterr().out
+    assert "reposted by 300 accounts it does not follow" in output
+    for label in ("no reposts", "every repost scanned", "as the engine chooses", "rolled back"):
+        assert label in output
+    assert Post.objects.filter(repost_of__isnull=False).count() == reposts
+    assert not Post.objects.filter(repost_count__gt=0, repost_of__isnull=True).exclude(
+        pk__in=Post.objects.filter(repost_of__isnull=False).values("repost_of_id")
+    )
 
 
 def test_database_url_is_taken_off_the_command_line_it_runs_again_with():
