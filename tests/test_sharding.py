@@ -49,7 +49,7 @@ ALLOWED = [
         "(posts.tags._tag_page_routed)",
     ),
     Allowed(
-        r"FROM unnest\(%\(authors\)s::bigint\[\]\)[^)]*\)\s+CROSS JOIN LATERAL",
+        r"FROM unnest\(%\(authors\)s::bigint\[\].*?\) AS \w+\([^)]*\)\s+CROSS JOIN LATERAL",
         "pull and rebuild on plain PostgreSQL: one statement of LATERAL index scans, one "
         "per author, each pinned by its author from an array; Citus cannot push a LIMIT "
         "down that LATERAL, so there timelines.pull reads the authors from their user "
