@@ -12,7 +12,6 @@ indexes are rebuilt after, so the world's plans are as before the run.
 """
 
 import os
-import statistics
 import sys
 import time
 
@@ -31,6 +30,7 @@ def main(reposts: int, samples: int) -> None:
     from django.utils import timezone
 
     from accounts.models import User
+    from bench.timelines.report import format_ms, measure
     from feed_project.pagination import Cursor
     from posts import ids
     from posts.models import Post
@@ -45,18 +45,13 @@ def main(reposts: int, samples: int) -> None:
         home_feed(reader=reader, cursor=Cursor())
 
     def timed(label: str) -> None:
-        for _ in range(samples // 10):
-            page()
-        times, started = [], time.process_time()
-        for _ in range(samples):
-            start = time.perf_counter()
-            page()
-            times.append(time.perf_counter() - start)
-        cpu = (time.process_time() - started) / samples
-        p99 = sorted(times)[round(0.99 * (samples - 1))]
+        warmup = samples // 10
+        started = time.process_time()
+        timing = measure(page, samples=samples, warmup=warmup)
+        cpu = (time.process_time() - started) / (warmup + samples)
         print(
-            f"  {label:44s} p50 {statistics.median(times) * 1000:6.2f} ms"
-            f"  p99 {p99 * 1000:6.2f} ms  cpu {cpu * 1000:5.2f} ms",
+            f"  {label:44s} p50 {format_ms(timing.p50):>9}  p99 {format_ms(timing.p99):>9}"
+            f"  cpu {cpu * 1000:5.2f} ms",
             flush=True,
         )
 
