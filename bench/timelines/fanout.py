@@ -190,7 +190,10 @@ def vacuum_analyze(log: Log) -> None:
     with connection.cursor() as db:
         db.execute(
             "VACUUM ANALYZE timelines_inboxentry, timelines_inboxstate, relations_follower, "
-            "accounts_user, timelines_fanout, timelines_pendingtask, posts_post"
+            "accounts_user, timelines_fanout, timelines_pendingtask, posts_post, "
+            # What reads probe: a page's rule and the pull read the reader's follows
+            # (never vacuumed, an index-only scan of them visits every heap row).
+            "relations_followee, relations_mute, relations_block, relations_mutedword"
         )
 
 
