@@ -322,6 +322,10 @@ FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)
 # each person they follow are probed instead: one probe costs about as much as
 # scanning 5 reposts (1,001 probes 1.4 ms, 50,000 reposts scanned 13.5 ms).
 FEED_REPOSTS_SCANNED_PER_FOLLOWEE = 5
+# Posts a process holds under their row versions for the feed (timelines.held;
+# PostgreSQL only), about 1.5-2.5 KB each (~40 MB a process at 20,000); 0 reads
+# them with every page, in the entries statement (timelines.entries).
+FEED_HELD_POSTS: int = _read("FEED_HELD_POSTS", "int", 20_000)
 # Trimming an inbox reads its keys, so no write trims the table: a sweep trims
 # every kept inbox once per this many seconds, FEED_TRIM_BATCH inboxes a task
 # (timelines.tasks.trim_inboxes). An inbox overshoots the cap by that

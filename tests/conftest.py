@@ -9,6 +9,7 @@ from hypothesis import settings as hypothesis_settings
 from feed_project.celery import app as celery_app
 from relations.services import follow
 from tests.factories import UserFactory
+from timelines import held
 
 PASSWORD = "correct-horse-battery"
 
@@ -42,9 +43,11 @@ def _fast_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def _eager_celery_and_clean_cache():
-    """Tasks run in process (a worker test opts out); each test starts with empty caches."""
+    """Tasks run in process (a worker test opts out); each test starts with empty caches,
+    Redis's and this process's (timelines.held)."""
     celery_app.conf.task_always_eager = True
     cache.clear()
+    held.clear()
     yield
     cache.clear()
 

@@ -4,6 +4,8 @@ Inboxes and pulls hand over keys; here they become posts the reader may see
 now (``posts.visibility``: an unfollow, a block or a mute takes effect at
 once, before any inbox is cleaned), with each original shown once, at its
 newest entry, and who of the people the reader follows reposted it (seed 004).
+On PostgreSQL the statement hands back the row versions of the entries it keeps,
+and their posts come from those the process holds (``timelines.held``).
 """
 
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from posts import ids, visibility
 from posts import sql as post_sql
 from posts.models import Post
 from relations.visibility import sql_self_and_followees, standing
+from timelines import held
 
 
 @dataclass
@@ -36,10 +39,10 @@ class FeedItem:
 # post and its reposts collapse to the newest of them). One statement: the
 # same rules as ORM Exists() filters cost ~6 ms of query building a page.
 # Every subquery is a probe of an index led by the reader or by the original
-# (post_reposts_idx).
+# (post_reposts_idx). It selects the entries' columns, or where the process holds
+# posts (timelines.held) their versions.
 _ENTRIES_SQL = """
-SELECT {post_columns}, a.username, a.display_name, a.avatar,
-  {original_columns}, oa.username, oa.display_name, oa.avatar
+SELECT {selected}
 FROM {post} p
 JOIN {user} a ON a.id = p.author_id
 LEFT JOIN {post} o ON o.id = p.repost_of_id
@@ -81,10 +84,18 @@ def reposts_scanned_most(following: int) -> int:
 _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
 _POST_COLUMNS = [field.column for field in Post._meta.concrete_fields]
 _AUTHOR_AT = _POST_FIELDS.index("author_id")
-# What feeds show of an author; anything else would load on first use (the page
-# query-count tests would see it).
-# (_ENTRIES_SQL selects the same columns after the post's and the original's.)
-_AUTHOR_FIELDS = ["id", "username", "display_name", "avatar"]
+# What feeds show of an author (_ENTRIES_SQL selects these columns after the post's
+# and the original's).
+_AUTHOR_FIELDS = held.AUTHOR_FIELDS
+_ENTRY_COLUMNS = ", ".join(
+    [
+        *(f"p.{column}" for column in _POST_COLUMNS),
+        *(f"a.{name}" for name in _AUTHOR_FIELDS[1:]),
+        *(f"o.{column}" for column in _POST_COLUMNS),
+        *(f"oa.{name}" for name in _AUTHOR_FIELDS[1:]),
+    ]
+)
+_ENTRY_VERSIONS = f"p.id, {held.sql_version('p', 'a')}, o.id, {held.sql_version('o', 'oa')}"
 
 
 def _author(values: tuple) -> User:
@@ -109,7 +120,9 @@ def _shown_entries(
         "now": timezone.now(),
         "scan_most": reposts_scanned_most(following),
     }
+    holding = held.enabled()
     sql = _ENTRIES_SQL.format(
+        selected=_ENTRY_VERSIONS if holding else _ENTRY_COLUMNS,
         post=Post._meta.db_table,
         user=User._meta.db_table,
         in_home_feed=visibility.sql_in_home_feed("p", "o"),
@@ -118,26 +131,47 @@ def _shown_entries(
             self_and_followees=sql_self_and_followees(),
             shown_repost=visibility.sql_shown_repost_of("r"),
         ),
-        post_columns=", ".join(f"p.{column}" for column in _POST_COLUMNS),
-        original_columns=", ".join(f"o.{column}" for column in _POST_COLUMNS),
         among_post_ids=post_sql.among(post_ids, params),
         direction="ASC" if ascending else "DESC",
     )
-    width = len(_POST_COLUMNS)
-    entries = []
     with connection.cursor() as db:
         db.execute(sql, params)
-        for row in db.fetchall():
-            shown = len(_AUTHOR_FIELDS) - 1  # the author's columns after the post's
-            post = _post_of(row[:width], row[_AUTHOR_AT], row[width : width + shown])
-            original_row = row[width + shown : 2 * width + shown]
-            if post.repost_of_id:
-                post.repost_of = _post_of(
-                    original_row,
-                    original_row[_AUTHOR_AT],
-                    row[2 * width + shown : 2 * width + 2 * shown],
-                )
-            entries.append(post)
+        rows = db.fetchall()
+    return _held_entries(rows) if holding else _entries_of(rows)
+
+
+def _held_entries(rows: list[tuple]) -> list[Post]:
+    """Entries from their versions: (post id, version, original id, version) rows."""
+    versions = {}
+    for post_id, version, original_id, original_version in rows:
+        versions[post_id] = version
+        if original_id is not None:
+            versions[original_id] = original_version
+    found = held.posts(versions)
+    entries = []
+    for post_id, _, original_id, _ in rows:
+        if post_id not in found or (original_id is not None and original_id not in found):
+            continue  # gone since the statement read its version
+        original = held.copied(found[original_id]) if original_id is not None else None
+        entries.append(held.copied(found[post_id], repost_of=original))
+    return entries
+
+
+def _entries_of(rows: list[tuple]) -> list[Post]:
+    """Entries from their columns and their originals'."""
+    width = len(_POST_COLUMNS)
+    entries = []
+    shown = len(_AUTHOR_FIELDS) - 1  # the author's columns after the post's
+    for row in rows:
+        post = _post_of(row[:width], row[_AUTHOR_AT], row[width : width + shown])
+        original_row = row[width + shown : 2 * width + shown]
+        if post.repost_of_id:
+            post.repost_of = _post_of(
+                original_row,
+                original_row[_AUTHOR_AT],
+                row[2 * width + shown : 2 * width + 2 * shown],
+            )
+        entries.append(post)
     return entries
 
 

@@ -21,14 +21,19 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(
     autouse=True,
-    params=[(None, 5), (None, 0), (True, 5)],
-    ids=["entries-as-found", "entries-reposts-probed", "entries-routed"],
+    params=[(None, 5, 100), (None, 5, 0), (None, 0, 0), (True, 5, 0)],
+    ids=["entries-as-found", "entries-one-statement", "entries-reposts-probed", "entries-routed"],
 )
 def entries_form(request, settings):
     """Every rule in each form of the entries step (timelines.entries): the one this
-    database takes, with reposts scanned or (as for a viral post) probed per person
+    database takes (on PostgreSQL, from what the process holds: timelines.held), the
+    one statement, with reposts scanned or (as for a viral post) probed per person
     followed, and the routed one."""
-    settings.FEED_ROUTED_READS, settings.FEED_REPOSTS_SCANNED_PER_FOLLOWEE = request.param
+    (
+        settings.FEED_ROUTED_READS,
+        settings.FEED_REPOSTS_SCANNED_PER_FOLLOWEE,
+        settings.FEED_HELD_POSTS,
+    ) = request.param
 
 
 def feed(reader) -> list[tuple[str, list[str]]]:

@@ -1,0 +1,165 @@
+"""Posts held in this process under their rows' versions: what a feed page shows, read
+once per process rather than once per page, on PostgreSQL (issue 11).
+
+The entries statement (``timelines.entries``) still checks the feed rule for
+every page, and for the entries it keeps it hands back each row's version
+instead of its columns: the post's and its author's, and for a repost its
+original's and that author's. PostgreSQL writes a new row version for every
+change, by any path (an edit, a count, a moderator's hide, a new display name),
+and ``xmin``:``cmin`` (the transaction and the command that wrote it) tells
+versions apart; a version never names two contents of a row. So a post held
+under the version read is the row as it stands, and one that is not held is
+read (one statement for all of a page's) and held: what is held is never
+stale, only missing.
+
+Held posts are shared between requests: callers hand out ``copied`` ones (a
+page marks its posts for its viewer). At most ``FEED_HELD_POSTS`` are held, the
+least recently shown going first. SQLite (no row versions) and Citus (where a
+statement may not join a post to its original on another shard) read posts
+with the entries, as before: ``enabled`` says which.
+"""
+
+from collections import OrderedDict
+from threading import Lock
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Model
+from django.db.models.base import ModelState
+
+from accounts.models import User
+from feed_project import sharding
+from posts import ids
+from posts import sql as post_sql
+from posts.models import Post
+
+# What feeds show of an author; anything else would load on first use (the page
+# query-count tests would see it).
+AUTHOR_FIELDS = ["id", "username", "display_name", "avatar"]
+_POST_COLUMNS = [field.column for field in Post._meta.concrete_fields]
+
+# Posts with their versions (``sql_version``) and their authors, found by their
+# authors too (the primary key, and the shard key).
+_ROWS_SQL = """
+SELECT {post_columns}, {version}, {author_columns}
+FROM {post} p
+JOIN {user} a ON a.id = p.author_id
+WHERE p.author_id {among_author_ids} AND p.id {among_post_ids}
+"""
+
+
+def sql_version(post: str, author: str) -> str:
+    """The version of a post row and its author's row, as text (NULL without a post)."""
+    return (
+        f"({post}.xmin::text || ':' || {post}.cmin::text || '/'"
+        f" || {author}.xmin::text || ':' || {author}.cmin::text)"
+    )
+
+
+def enabled() -> bool:
+    """Whether feeds read their posts through here: on PostgreSQL but not Citus, when
+    FEED_HELD_POSTS allows any."""
+    return (
+        settings.FEED_HELD_POSTS > 0
+        and connection.vendor == "postgresql"
+        and not sharding.on_citus(connection)
+    )
+
+
+class _Shelf:
+    """Post id to (version, post with its author), least recently used first; one per
+    process, shared by its threads."""
+
+    def __init__(self) -> None:
+        self._rows: OrderedDict[tuple[str, str], tuple[str, Post]] = OrderedDict()
+        self._lock = Lock()
+
+    def get(self, key: tuple[str, str], version: str) -> Post | None:
+        with self._lock:
+            found = self._rows.get(key)
+            if found is None or found[0] != version:
+                return None
+            self._rows.move_to_end(key)
+            return found[1]
+
+    def put(self, key: tuple[str, str], version: str, post: Post) -> None:
+        with self._lock:
+            self._rows[key] = (version, post)
+            self._rows.move_to_end(key)
+            while len(self._rows) > settings.FEED_HELD_POSTS:
+                self._rows.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
+
+_shelf = _Shelf()
+
+
+def clear() -> None:
+    """Forget every held post, as a new process starts."""
+    _shelf.clear()
+
+
+def posts(versions: dict[str, str]) -> dict[str, Post]:
+    """The posts of these ids as they stand at these versions (read and held when not
+    held), each with its author: held ones, shared; hand out ``copied`` ones. A post
+    gone since its version was read is left out."""
+    database = connection.settings_dict["NAME"]
+    found = {}
+    for post_id, version in versions.items():
+        post = _shelf.get((database, post_id), version)
+        if post is not None:
+            found[post_id] = post
+    missing = [post_id for post_id in versions if post_id not in found]
+    if missing:
+        for version, post in _read(missing):
+            _shelf.put((database, post.pk), version, post)
+            found[post.pk] = post
+    return found
+
+
+def _read(post_ids: list[str]) -> list[tuple[str, Post]]:
+    """(version, post with its author) of these posts: the version read with the row,
+    so the two always agree."""
+    params: dict[str, object] = {}
+    sql = _ROWS_SQL.format(
+        post=Post._meta.db_table,
+        user=User._meta.db_table,
+        post_columns=", ".join(f"p.{column}" for column in _POST_COLUMNS),
+        version=sql_version("p", "a"),
+        author_columns=", ".join(f"a.{name}" for name in AUTHOR_FIELDS),
+        among_author_ids=post_sql.among(
+            sorted({ids.author_of_post_id(post_id) for post_id in post_ids}),
+            params,
+            "author_ids",
+            "bigint",
+        ),
+        among_post_ids=post_sql.among(post_ids, params),
+    )
+    width = len(_POST_COLUMNS)
+    read = []
+    with connection.cursor() as db:
+        db.execute(sql, params)
+        for row in db.fetchall():
+            post = post_sql.from_row(Post, row[:width])
+            post.author = User.from_db(connection.alias, AUTHOR_FIELDS, row[width + 1 :])
+            read.append((row[width], post))
+    return read
+
+
+def _copy(instance: Model, **related: Model) -> Model:
+    """A copy of a model instance with its own state and these related objects
+    (``copy.copy`` goes through pickling's ``__reduce__``: six times slower)."""
+    twin = instance.__class__.__new__(instance.__class__)
+    twin.__dict__ = instance.__dict__.copy()
+    twin._state = state = ModelState.__new__(ModelState)
+    state.__dict__ = instance._state.__dict__.copy()
+    state.fields_cache = related
+    return twin
+
+
+def copied(post: Post, **related: Model) -> Post:
+    """A copy of a held post and of its author, that a request may change."""
+    return _copy(post, author=_copy(post.author), **related)
