@@ -3,13 +3,15 @@
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
+
 from accounts.models import User
 from bench.timelines.report import Table, Verdict, format_ms, measure_and_count, timing_row
 from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines import cache, feed, pull, reference
+from timelines import cache, feed, held, pull, reference
 from timelines.entries import FeedItem, hydrate
 from timelines.inbox import Inbox
 from timelines.models import InboxEntry
@@ -42,7 +44,10 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         notes=[
             f"{options.samples} samples each ({REFERENCE_SAMPLES} of the reference) after "
             f"{options.warmup} warm-up calls, after a rebuild of {READER}'s inbox; "
-            f"'cache dropped' runs timelines.cache.drop({READER}) before each sample (untimed)",
+            f"'cache dropped' runs timelines.cache.drop({READER}) before each sample (untimed); "
+            "'no post held' runs timelines.held.clear() (a process's first page: its posts "
+            "read); every other read holds its posts "
+            f"(FEED_HELD_POSTS {settings.FEED_HELD_POSTS:,})",
             f"the pull models ask for {limit + 1} keys, as home_feed does (one more than a page); "
             "the plain query is Post.objects.visible().filter(author_id__in=followees + reader)"
             ".order_by('-timeline_key')[:limit]",
@@ -55,6 +60,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         cases = [
             ("home_feed, cache warm", read, None),
             ("home_feed, cache dropped", read, drop),
+            ("home_feed, cache warm, no post held", read, held.clear),
             (
                 "pull_keys + hydrate",
                 _Pull(pull.reader_keys, reader, page_cursor, limit),
