@@ -83,9 +83,8 @@ def reposts_scanned_most(following: int) -> int:
 
 _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
 _POST_COLUMNS = [field.column for field in Post._meta.concrete_fields]
-_AUTHOR_AT = _POST_FIELDS.index("author_id")
-# What feeds show of an author (_ENTRIES_SQL selects these columns after the post's
-# and the original's).
+# What feeds show of an author. _ENTRIES_SQL selects a post's columns with its
+# author's as held.post_of reads them, for the entry, then for its original.
 _AUTHOR_FIELDS = held.AUTHOR_FIELDS
 _ENTRY_COLUMNS = ", ".join(
     [
@@ -96,17 +95,6 @@ _ENTRY_COLUMNS = ", ".join(
     ]
 )
 _ENTRY_VERSIONS = f"p.id, {held.sql_version('p', 'a')}, o.id, {held.sql_version('o', 'oa')}"
-
-
-def _author(values: tuple) -> User:
-    """A person as feeds show them, from the ``_AUTHOR_FIELDS`` columns."""
-    return User.from_db(connection.alias, _AUTHOR_FIELDS, values)
-
-
-def _post_of(values: tuple, author_id: int, author: tuple) -> Post:
-    post = post_sql.from_row(Post, values)
-    post.author = _author((author_id, *author))
-    return post
 
 
 def _shown_entries(
@@ -159,18 +147,12 @@ def _held_entries(rows: list[tuple]) -> list[Post]:
 
 def _entries_of(rows: list[tuple]) -> list[Post]:
     """Entries from their columns and their originals'."""
-    width = len(_POST_COLUMNS)
+    width = len(_POST_COLUMNS) + len(_AUTHOR_FIELDS) - 1  # a post's, then its author's
     entries = []
-    shown = len(_AUTHOR_FIELDS) - 1  # the author's columns after the post's
     for row in rows:
-        post = _post_of(row[:width], row[_AUTHOR_AT], row[width : width + shown])
-        original_row = row[width + shown : 2 * width + shown]
+        post = held.post_of(row[:width])
         if post.repost_of_id:
-            post.repost_of = _post_of(
-                original_row,
-                original_row[_AUTHOR_AT],
-                row[2 * width + shown : 2 * width + 2 * shown],
-            )
+            post.repost_of = held.post_of(row[width:])
         entries.append(post)
     return entries
 
@@ -226,7 +208,7 @@ def _reposters(reader_id: int, originals: list[Post], *, following: int) -> dict
     with connection.cursor() as db:
         db.execute(sql, params)
         for original_id, *author, _ in db.fetchall():
-            reposters.setdefault(original_id, []).append(_author(tuple(author)))
+            reposters.setdefault(original_id, []).append(held.author_of(tuple(author)))
     return reposters
 
 

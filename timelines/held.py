@@ -38,14 +38,28 @@ from posts.models import Post
 AUTHOR_FIELDS = ["id", "username", "display_name", "avatar"]
 _POST_COLUMNS = [field.column for field in Post._meta.concrete_fields]
 
-# Posts with their versions (``sql_version``) and their authors, found by their
-# authors too (the primary key, and the shard key).
+# Posts with their versions (``sql_version``) and their authors (``post_of``'s
+# columns), found by their authors too (the primary key, and the shard key).
 _ROWS_SQL = """
-SELECT {post_columns}, {version}, {author_columns}
+SELECT {version}, {post_columns}, {author_columns}
 FROM {post} p
 JOIN {user} a ON a.id = p.author_id
 WHERE p.author_id {among_author_ids} AND p.id {among_post_ids}
 """
+
+
+def author_of(values: tuple) -> User:
+    """A person as feeds show them, from the ``AUTHOR_FIELDS`` columns."""
+    return User.from_db(connection.alias, AUTHOR_FIELDS, values)
+
+
+def post_of(values: tuple) -> Post:
+    """A post with its author, from the post's columns then its author's
+    ``AUTHOR_FIELDS`` but the id (the post's ``author_id``)."""
+    width = len(_POST_COLUMNS)
+    post = post_sql.from_row(Post, values[:width])
+    post.author = author_of((post.author_id, *values[width:]))
+    return post
 
 
 def sql_version(post: str, author: str) -> str:
@@ -129,7 +143,7 @@ def _read(post_ids: list[str]) -> list[tuple[str, Post]]:
         user=User._meta.db_table,
         post_columns=", ".join(f"p.{column}" for column in _POST_COLUMNS),
         version=sql_version("p", "a"),
-        author_columns=", ".join(f"a.{name}" for name in AUTHOR_FIELDS),
+        author_columns=", ".join(f"a.{name}" for name in AUTHOR_FIELDS[1:]),
         among_author_ids=post_sql.among(
             sorted({ids.author_of_post_id(post_id) for post_id in post_ids}),
             params,
@@ -138,15 +152,9 @@ def _read(post_ids: list[str]) -> list[tuple[str, Post]]:
         ),
         among_post_ids=post_sql.among(post_ids, params),
     )
-    width = len(_POST_COLUMNS)
-    read = []
     with connection.cursor() as db:
         db.execute(sql, params)
-        for row in db.fetchall():
-            post = post_sql.from_row(Post, row[:width])
-            post.author = User.from_db(connection.alias, AUTHOR_FIELDS, row[width + 1 :])
-            read.append((row[width], post))
-    return read
+        return [(row[0], post_of(row[1:])) for row in db.fetchall()]
 
 
 def _copy(instance: Model, **related: Model) -> Model:
