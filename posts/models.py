@@ -157,6 +157,10 @@ class Post(models.Model):
                 name="post_replies_idx",
                 condition=models.Q(in_reply_to__isnull=False),
             ),
+            # Feed entries by their keys, newest first (timelines.entries): the
+            # statement stops at the page's last entry instead of checking every
+            # key it was given against the feed rule.
+            models.Index(fields=["timeline_key"], name="post_timeline_idx"),
             # The public timeline (posts.public_timeline): a range scan, newest first.
             models.Index(
                 fields=["timeline_key"],

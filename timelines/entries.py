@@ -39,15 +39,19 @@ class FeedItem:
 # post and its reposts collapse to the newest of them). One statement: the
 # same rules as ORM Exists() filters cost ~6 ms of query building a page.
 # Every subquery is a probe of an index led by the reader or by the original
-# (post_reposts_idx). It selects the entries' columns, or where the process holds
-# posts (timelines.held) their versions.
+# (post_reposts_idx). The posts are found by their keys in key order
+# (post_timeline_idx), so the rule is checked entry by entry only until the
+# page is full, not for every key of the window (a third of them, on a page
+# with nothing dropped: 0.80 ms instead of 1.2 in the bench world). It selects
+# the entries' columns, or where the process holds posts (timelines.held) their
+# versions.
 _ENTRIES_SQL = """
 SELECT {selected}
 FROM {post} p
 JOIN {user} a ON a.id = p.author_id
 LEFT JOIN {post} o ON o.id = p.repost_of_id
 LEFT JOIN {user} oa ON oa.id = o.author_id
-WHERE p.id {among_post_ids}
+WHERE p.timeline_key {among_keys}
   AND {in_home_feed}
   AND NOT {newer_shown_repost}
 ORDER BY p.timeline_key {direction}
@@ -98,9 +102,9 @@ _ENTRY_VERSIONS = f"p.id, {held.sql_version('p', 'a')}, o.id, {held.sql_version(
 
 
 def _shown_entries(
-    post_ids: list[str], *, reader_id: int, following: int, limit: int, ascending: bool
+    keys: list[str], *, reader_id: int, following: int, limit: int, ascending: bool
 ) -> list[Post]:
-    """The first ``limit`` entries among ``post_ids`` that the reader's feed shows,
+    """The first ``limit`` entries among these keys that the reader's feed shows,
     in scan order, with their authors and originals loaded."""
     params: dict[str, object] = {
         "viewer": reader_id,
@@ -119,7 +123,7 @@ def _shown_entries(
             self_and_followees=sql_self_and_followees(),
             shown_repost=visibility.sql_shown_repost_of("r"),
         ),
-        among_post_ids=post_sql.among(post_ids, params),
+        among_keys=post_sql.among(keys, params, "keys"),
         direction="ASC" if ascending else "DESC",
     )
     with connection.cursor() as db:
@@ -296,13 +300,15 @@ def hydrate(
     """
     if not keys:
         return []
-    post_ids = ids.stored_keys_to_post_ids(keys)
     if _routed():
         return routed_items(
-            post_ids, reader_id=reader_id, limit=limit or len(keys), ascending=ascending
+            ids.stored_keys_to_post_ids(keys),
+            reader_id=reader_id,
+            limit=limit or len(keys),
+            ascending=ascending,
         )
     entries = _shown_entries(
-        post_ids,
+        keys,
         reader_id=reader_id,
         following=following,
         limit=limit or len(keys),
