@@ -223,7 +223,7 @@ def sql_in_home_feed(post: str, original: str) -> str:
     expiry)."""
     return f"""(
   {post}.deleted_at IS NULL AND {post}.hidden_at IS NULL
-  AND {visibility.sql_followed_or_self(f"{post}.author_id")}
+  AND {visibility.sql_followed_or_self(f"{post}.author_id", few_rows=True)}
   AND NOT {visibility.sql_muted(f"{post}.author_id")}
   AND {_sql_addressed_or_not_direct(post)}
   AND NOT {visibility.sql_muted_words(f"{post}.text", f"{post}.spoiler_text")}
