@@ -1,0 +1,35 @@
+"""posts.sql: the array parameters every page's plain SQL passes."""
+
+import pytest
+from django.db import connection
+
+from posts import sql as post_sql
+
+pytestmark = pytest.mark.django_db
+
+AWKWARD = ['a"b', "back\\slash", "comma,here", "{brace}", " space ", "NULL", "", "汉字"]
+
+
+def _round_trip(values: list, sql_type: str) -> list:
+    params: dict[str, object] = {}
+    among = post_sql.among(values, params, "values", sql_type)
+    placeholders = ", ".join(f"(%(v{n})s)" for n in range(len(values)))
+    params.update({f"v{n}": value for n, value in enumerate(values)})
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT x FROM (VALUES {placeholders}) t(x) WHERE x {among}", params)
+        return sorted(row[0] for row in cursor.fetchall())
+
+
+def test_any_string_is_found_as_itself():
+    assert _round_trip(AWKWARD, "text") == sorted(AWKWARD)
+
+
+def test_integers_are_found_as_themselves():
+    assert _round_trip([3, -17, 2**40], "bigint") == [-17, 3, 2**40]
+
+
+def test_an_empty_list_finds_nothing():
+    with connection.cursor() as cursor:
+        params: dict[str, object] = {}
+        cursor.execute(f"SELECT 1 WHERE 'A' {post_sql.among([], params, 'none', 'text')}", params)
+        assert cursor.fetchall() == []
