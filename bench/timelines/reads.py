@@ -6,7 +6,14 @@ from typing import Any
 from django.conf import settings
 
 from accounts.models import User
-from bench.timelines.report import Table, Verdict, format_ms, measure_and_count, timing_row
+from bench.timelines.report import (
+    TIMING_HEADER,
+    Table,
+    Verdict,
+    format_ms,
+    measure_and_count,
+    timing_row,
+)
 from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
 from posts.models import Post
@@ -40,7 +47,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
     table = Table(
         title=f"2. Home feed of {READER} (follows {reader.following_count:,} accounts), "
         f"{limit} posts a page",
-        header=("read", "p50", "p99", "queries/call"),
+        header=("read", *TIMING_HEADER),
         notes=[
             f"{options.samples} samples each ({REFERENCE_SAMPLES} of the reference) after "
             f"{options.warmup} warm-up calls, after a rebuild of {READER}'s inbox; "

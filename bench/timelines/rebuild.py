@@ -4,7 +4,14 @@ from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
-from bench.timelines.report import Table, Verdict, format_ms, measure_and_count, timing_row
+from bench.timelines.report import (
+    TIMING_HEADER,
+    Table,
+    Verdict,
+    format_ms,
+    measure_and_count,
+    timing_row,
+)
 from bench.timelines.spec import Log, Options, World
 from feed_project.sharding import on_citus
 from posts import ids
@@ -128,7 +135,7 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
     reader_following = User.objects.values_list("following_count", flat=True).get(pk=first)
     table = Table(
         title=f"3. Rebuild of an inactive reader following {reader_following:,} accounts",
-        header=("step", "p50", "p99", "queries/call"),
+        header=("step", *TIMING_HEADER),
         rows=[
             timing_row("Inbox.rebuild", rebuild, rebuild_queries),
             timing_row("raw limit: one INSERT ... SELECT of the same rows", raw, raw_queries),

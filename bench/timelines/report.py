@@ -1,5 +1,6 @@
 """Measuring and reporting: timings, query counts, the tables and verdicts a run returns."""
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -9,12 +10,28 @@ from typing import Any
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from bench.timelines import cpu
+
+
+@dataclass(frozen=True)
+class CallCpu:
+    """CPU milliseconds a call: this process's (the calls alone), and PostgreSQL's and
+    Redis's over the timed calls (server-wide, the untimed ``setup`` included)."""
+
+    app: float
+    postgres: float
+    redis: float
+
+    def __str__(self) -> str:
+        return f"{self.app:.2f} + {self.postgres:.2f} + {self.redis:.2f} ms"
+
 
 @dataclass(frozen=True)
 class Timing:
-    """Milliseconds of each sample."""
+    """Milliseconds of each sample, and CPU milliseconds a call."""
 
     ms: list[float]
+    cpu: CallCpu | None = None
 
     @property
     def p50(self) -> float:
@@ -32,15 +49,28 @@ def measure(
 ) -> Timing:
     """Time ``fn`` ``samples`` times after ``warmup`` untimed calls; ``setup`` is untimed."""
     ms = []
+    app_ns = 0
+    servers = None
     for n in range(warmup + samples):
+        if n == warmup:
+            servers = cpu.sample(os.getpid())
         if setup is not None:
             setup()
-        started = time.perf_counter_ns()
+        started, started_cpu = time.perf_counter_ns(), time.process_time_ns()
         fn()
-        elapsed = time.perf_counter_ns() - started
+        elapsed, used = time.perf_counter_ns() - started, time.process_time_ns() - started_cpu
         if n >= warmup:
             ms.append(elapsed / 1e6)
-    return Timing(ms)
+            app_ns += used
+    if servers is None:  # no timed call
+        return Timing(ms)
+    spent = cpu.sample(os.getpid()) - servers
+    return Timing(
+        ms,
+        CallCpu(
+            app_ns / 1e6 / samples, spent.postgres * 1e3 / samples, spent.redis * 1e3 / samples
+        ),
+    )
 
 
 def count_queries(fn: Callable[[], Any], setup: Callable[[], Any] | None = None) -> int:
@@ -81,6 +111,10 @@ def format_ms(value: float) -> str:
     return f"{value:,.2f} ms" if value < 100 else f"{value:,.0f} ms"
 
 
-def timing_row(label: str, timing: Timing, queries: int) -> tuple[str, str, str, str]:
-    """A table row of a timed call: label, p50, p99, queries per call."""
-    return (label, format_ms(timing.p50), format_ms(timing.p99), str(queries))
+# The header of a table of timing_row rows, after its first column's name.
+TIMING_HEADER = ("p50", "p99", "queries/call", "CPU/call: app + PostgreSQL + Redis")
+
+
+def timing_row(label: str, timing: Timing, queries: int) -> tuple[str, ...]:
+    """A table row of a timed call: label, p50, p99, queries and CPU per call."""
+    return (label, format_ms(timing.p50), format_ms(timing.p99), str(queries), str(timing.cpu))

@@ -8,7 +8,14 @@ from django.utils import timezone
 
 from accounts.models import User
 from bench.timelines.rebuild import forget_inbox
-from bench.timelines.report import Table, Verdict, format_ms, measure_and_count, timing_row
+from bench.timelines.report import (
+    TIMING_HEADER,
+    Table,
+    Verdict,
+    format_ms,
+    measure_and_count,
+    timing_row,
+)
 from bench.timelines.spec import FOLLOWER, Log, Options, World, WorldError
 from bench.timelines.world import insert_follows, set_counters
 from feed_project.pagination import Cursor
@@ -85,7 +92,7 @@ def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[V
     base, base_queries = measure_and_count(plain, samples=options.samples, warmup=options.warmup)
     table = Table(
         title=f"4. First page of {WIDE} (follows {options.wide_following:,} accounts, no inbox)",
-        header=("read", "p50", "p99", "queries/call"),
+        header=("read", *TIMING_HEADER),
         rows=[
             timing_row("home_feed, no inbox (rebuild queued, the page pulled)", page, page_queries),
             timing_row("the queued rebuild (Inbox.rebuild, in a worker)", rebuilt, rebuild_queries),

@@ -33,6 +33,7 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
         "CPU per post (median)",
         "live Redis caches before the post",
         "2. Home feed of bench_reader",
+        "CPU/call: app + PostgreSQL + Redis",
         "page 1: home_feed, cache warm",
         "page 1: home_feed, cache dropped",
         "page 5: pull_keys + hydrate",
