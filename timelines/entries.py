@@ -39,12 +39,12 @@ class FeedItem:
 # post and its reposts collapse to the newest of them). One statement: the
 # same rules as ORM Exists() filters cost ~6 ms of query building a page.
 # Every subquery is a probe of an index led by the reader or by the original
-# (post_reposts_idx). The posts are found by their keys in key order
-# (post_timeline_idx), so the rule is checked entry by entry only until the
-# page is full, not for every key of the window (a third of them, on a page
-# with nothing dropped: 0.80 ms instead of 1.2 in the bench world). It selects
-# the entries' columns, or where the process holds posts (timelines.held) their
-# versions.
+# (post_reposts_idx). The posts are found by their keys in scan order
+# (post_timeline_idx), so the rule is checked entry by entry until the page is
+# full, not for every key of a window three times the page (where nothing is
+# dropped, 21 entries checked instead of 63: 0.80 ms instead of 1.2 in the
+# bench world). It selects the entries' columns, or where the process holds
+# posts (timelines.held) their versions.
 _ENTRIES_SQL = """
 SELECT {selected}
 FROM {post} p
