@@ -11,21 +11,18 @@ from django.db import migrations, models
 class AddIndexWithoutLocking(AddIndexConcurrently):
     """``AddIndexConcurrently`` on PostgreSQL, a plain ``AddIndex`` elsewhere."""
 
+    @staticmethod
+    def _form(schema_editor) -> type[migrations.AddIndex]:
+        postgresql = schema_editor.connection.vendor == "postgresql"
+        return AddIndexConcurrently if postgresql else migrations.AddIndex
+
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-        else:
-            migrations.AddIndex.database_forwards(
-                self, app_label, schema_editor, from_state, to_state
-            )
+        form = self._form(schema_editor)
+        form.database_forwards(self, app_label, schema_editor, from_state, to_state)
 
     def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
-        else:
-            migrations.AddIndex.database_backwards(
-                self, app_label, schema_editor, from_state, to_state
-            )
+        form = self._form(schema_editor)
+        form.database_backwards(self, app_label, schema_editor, from_state, to_state)
 
 
 class Migration(migrations.Migration):
