@@ -29,14 +29,14 @@ def among(
     embedded default, has no arrays: a parameter each.
     """
     if connection.vendor == "postgresql":
-        params[name] = array_literal(values)
+        params[name] = _array_literal(values)
         return f"= ANY(%({name})s::text::{sql_type}[])"
     names = [f"{name}_{n}" for n in range(len(values))]
     params.update(zip(names, values, strict=True))
     return f"IN ({', '.join(f'%({key})s' for key in names)})"
 
 
-def array_literal(values: list) -> str:
+def _array_literal(values: list) -> str:
     """A PostgreSQL array's text form: ``{"A1","B2"}`` of strings, ``{1,2}`` of
     integers."""
     if all(isinstance(value, int) for value in values):
