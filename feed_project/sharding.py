@@ -179,6 +179,13 @@ def on_citus(connection) -> bool:
     return _ON_CITUS[where]
 
 
+def on_plain_postgresql(connection) -> bool:
+    """Whether this connection's database is PostgreSQL without Citus: where one
+    statement may join any rows, and PostgreSQL-only forms (row versions, planner
+    fences) hold."""
+    return connection.vendor == "postgresql" and not on_citus(connection)
+
+
 def _has_citus(cursor) -> bool:
     cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'")
     return cursor.fetchone() is not None

@@ -172,11 +172,7 @@ def sql_followed_or_self(column: str, *, few_rows: bool = False) -> str:
     from hashing; SQLite never hashes, and Citus refuses OFFSET in a correlated
     subquery."""
     followee = Followee._meta.db_table
-    fence = (
-        " OFFSET 0"
-        if few_rows and connection.vendor == "postgresql" and not sharding.on_citus(connection)
-        else ""
-    )
+    fence = " OFFSET 0" if few_rows and sharding.on_plain_postgresql(connection) else ""
     return (
         f"({column} = %(viewer)s OR EXISTS (SELECT 1 FROM {followee} f"
         f" WHERE f.user_id = %(viewer)s AND f.followee_id = {column}{fence}))"

@@ -73,11 +73,7 @@ def sql_version(post: str, author: str) -> str:
 def enabled() -> bool:
     """Whether feeds read their posts through here: on PostgreSQL but not Citus, when
     FEED_HELD_POSTS allows any."""
-    return (
-        settings.FEED_HELD_POSTS > 0
-        and connection.vendor == "postgresql"
-        and not sharding.on_citus(connection)
-    )
+    return settings.FEED_HELD_POSTS > 0 and sharding.on_plain_postgresql(connection)
 
 
 class _Shelf:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from feed_project.pagination import Cursor
-from feed_project.sharding import on_citus
+from feed_project.sharding import on_plain_postgresql
 from posts.models import Post
 from timelines import pull
 from timelines.models import InboxEntry
@@ -57,7 +57,7 @@ FROM kept
 
 def write(authors: list[int], *, reader_id: int, per_author: int, cap: int) -> Written:
     """Write what the rebuild keeps of these authors' posts into the reader's inbox."""
-    if connection.vendor == "postgresql" and not on_citus(connection):
+    if on_plain_postgresql(connection):
         return _write_in_database(reader_id, authors, per_author=per_author, cap=cap)
     rows = pull.nearest_by_author(authors, cursor=Cursor(), per_author=per_author)
     kept, cut_off = keep(rows, per_author=per_author, cap=cap)
