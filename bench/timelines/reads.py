@@ -4,6 +4,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 
 from accounts.models import User
 from bench.timelines.report import (
@@ -11,6 +12,7 @@ from bench.timelines.report import (
     Table,
     Verdict,
     format_ms,
+    measure,
     measure_and_count,
     timing_row,
 )
@@ -80,16 +82,18 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             ),
             ("plain query + hydrate", _Pull(_plain_keys, reader, page_cursor, limit), None),
         ]
-        timings = {}
+        timings, counts = {}, {}
         for label, fn, setup in cases:
             log(f"home page {number}: {label}")
             samples = REFERENCE_SAMPLES if "reference" in label else options.samples
             timing, queries = measure_and_count(
                 fn, samples=min(samples, options.samples), warmup=options.warmup, setup=setup
             )
-            timings[label] = timing
+            timings[label], counts[label] = timing, queries
             table.rows.append(timing_row(f"page {number}: {label}", timing, queries))
-        cached = timings["home_feed, cache warm"]
+        cached, statements = timings["home_feed, cache warm"], counts["home_feed, cache warm"]
+        floor = measure(_round_trips(statements), samples=options.samples, warmup=options.warmup)
+        table.rows.append(timing_row(f"page {number}: its round trips alone", floor, statements))
         pulled = min(
             timings[label].p50
             for label in (
@@ -97,6 +101,10 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
                 "pull_reference_keys + hydrate",
                 "plain query + hydrate",
             )
+        )
+        table.notes.append(
+            f"page {number}: 10x the best pull asks for a page in {format_ms(pulled / 10)}; "
+            f"its round trips alone take {format_ms(floor.p50)}"
         )
         verdicts.append(
             Verdict(
@@ -120,6 +128,22 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         )
     # The sampled calls leave the reader's cache live, as a visit would.
     return table, verdicts
+
+
+def _round_trips(statements: int) -> Callable[[], None]:
+    """A cached page with no work in it: its statements as ``SELECT 1`` and its one
+    Redis call as a GET, through the same clients (the floor of its p50)."""
+    redis = cache.client()
+
+    def call() -> None:
+        with connection.cursor() as db:
+            for _ in range(statements):
+                db.execute("SELECT 1")
+                db.fetchone()
+        if redis is not None:
+            redis.get("bench:round-trip")
+
+    return call
 
 
 def _plain_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[str]:

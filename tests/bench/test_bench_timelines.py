@@ -39,6 +39,8 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
         "page 5: pull_keys + hydrate",
         "page 5: pull_reference_keys + hydrate",
         "page 5: plain query + hydrate",
+        "page 5: its round trips alone",
+        "page 1: 10x the best pull asks for a page in",
         "a trim sweep alone:",
         "3. Rebuild of an inactive reader",
         "Inbox.rebuild",
