@@ -32,7 +32,7 @@ MAX_AGE_SECONDS = 600
 
 def _post_or_404(request: HttpRequest, post_id: str) -> Post:
     """The post, if this reader may see it (a moderator: hidden ones too), else 404."""
-    if request.user.has_perm("posts.moderate"):
+    if moderation.is_moderator(request.user):
         post = moderation.post_for_moderator(post_id)
         if post is not None:
             return post

@@ -24,11 +24,9 @@ from posts.models import ModerationLog, Post, Report
 from posts.moderation import services as moderation
 from relations.admin import FollowGraphUserAdmin
 
-MODERATE = "posts.moderate"
-
 
 def is_moderator(request: HttpRequest) -> bool:
-    return request.user.is_active and request.user.has_perm(MODERATE)
+    return moderation.is_moderator(request.user)
 
 
 class PostModerationActions:

@@ -13,6 +13,7 @@ every session in the table (it is not keyed by user), so that is left to
 ``clearsessions``.
 """
 
+from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
 from django.db.models import Q
 from django.db.models.functions import Coalesce
@@ -29,6 +30,17 @@ UNSUSPEND_USER = "unsuspend_user"
 DISMISS_REPORT = "dismiss_report"
 # What resolve_report may do about a report.
 REPORT_ACTIONS = (HIDE_POST, SUSPEND_USER, DISMISS_REPORT)
+MODERATE = "posts.moderate"
+
+
+def is_moderator(user: User | AnonymousUser) -> bool:
+    """Whether ``user`` moderates: active staff (or a superuser) with ``posts.moderate``.
+
+    Moderators are staff (``accounts.moderators``; the admin lets no one else
+    in), so only staff are asked for the permission: loading a user's
+    permissions is two queries, 1 ms of CPU, on every post page of every reader.
+    """
+    return user.is_active and (user.is_staff or user.is_superuser) and user.has_perm(MODERATE)
 
 
 def _log(

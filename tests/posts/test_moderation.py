@@ -1,7 +1,9 @@
 import re
 
 import pytest
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import AnonymousUser, Permission
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from feed_project.pagination import Cursor
 from posts.models import ModerationLog, Post, Report
@@ -109,6 +111,34 @@ def test_a_moderator_opens_a_hidden_post_and_sees_the_hidden_banner(client, mode
     assert response.status_code == 200
     assert post_ids(response) == [hidden.pk]
     assert b"<strong>Hidden</strong>" in response.content
+
+
+def test_moderators_are_active_staff_with_the_permission(moderator):
+    permission = Permission.objects.get(codename="moderate")
+    reader = UserFactory(username="reader")
+    reader.user_permissions.add(permission)  # not staff: the admin would not let them in
+    staff = UserFactory(username="staff", is_staff=True)  # staff, not a moderator
+    superuser = UserFactory(username="root", is_superuser=True)
+    suspended = UserFactory(username="gone", is_staff=True, is_active=False)
+    suspended.user_permissions.add(permission)
+
+    def fresh(user):  # permissions are cached on the instance
+        return type(user).objects.get(pk=user.pk)
+
+    assert moderation.is_moderator(fresh(moderator))
+    assert moderation.is_moderator(fresh(superuser))
+    for user in (reader, staff, suspended):
+        assert not moderation.is_moderator(fresh(user)), user.username
+    assert not moderation.is_moderator(AnonymousUser())
+
+
+def test_a_readers_post_page_never_loads_permissions(client, bob, alice_posts):
+    client.force_login(bob)
+
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(f"/posts/{alice_posts[0].pk}/").status_code == 200
+
+    assert not [q for q in queries if "auth_permission" in q["sql"]]
 
 
 def test_a_moderator_still_gets_404_for_a_deleted_or_malformed_post(client, moderator, alice_posts):
