@@ -12,7 +12,9 @@ from functools import cache
 from django.db import connection
 from django.db.models.expressions import Col
 
+from accounts.models import User
 from posts import ids
+from posts.models import Post
 
 
 def among(
@@ -90,3 +92,32 @@ def models(model, sql: str, params: dict[str, object]) -> list:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [from_row(model, row) for row in cursor.fetchall()]
+
+
+# What lists show of a post's author; anything else would load on first use (the
+# pages' query-count tests would see it).
+AUTHOR_FIELDS = ["id", "username", "display_name", "avatar"]
+
+
+def post_and_author_columns(post: str, author: str) -> str:
+    """The columns ``post_of`` takes: the ``post`` row's, then the ``author`` row's
+    ``AUTHOR_FIELDS`` but the id (the post's ``author_id``)."""
+    return ", ".join(
+        [
+            *(f"{post}.{field.column}" for field in Post._meta.concrete_fields),
+            *(f"{author}.{name}" for name in AUTHOR_FIELDS[1:]),
+        ]
+    )
+
+
+def author_of(values: tuple) -> User:
+    """A person as lists show them, from the ``AUTHOR_FIELDS`` columns."""
+    return User.from_db(connection.alias, AUTHOR_FIELDS, values)
+
+
+def post_of(values: tuple) -> Post:
+    """A post with its author, from ``post_and_author_columns``."""
+    width = len(Post._meta.concrete_fields)
+    post = from_row(Post, values[:width])
+    post.author = author_of((post.author_id, *values[width:]))
+    return post

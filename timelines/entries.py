@@ -86,17 +86,11 @@ def reposts_scanned_most(following: int) -> int:
 
 
 _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
-_POST_COLUMNS = [field.column for field in Post._meta.concrete_fields]
-# What feeds show of an author. _ENTRIES_SQL selects a post's columns with its
-# author's as held.post_of reads them, for the entry, then for its original.
-_AUTHOR_FIELDS = held.AUTHOR_FIELDS
-_ENTRY_COLUMNS = ", ".join(
-    [
-        *(f"p.{column}" for column in _POST_COLUMNS),
-        *(f"a.{name}" for name in _AUTHOR_FIELDS[1:]),
-        *(f"o.{column}" for column in _POST_COLUMNS),
-        *(f"oa.{name}" for name in _AUTHOR_FIELDS[1:]),
-    ]
+_AUTHOR_FIELDS = post_sql.AUTHOR_FIELDS
+# _ENTRIES_SQL selects a post's columns with its author's as posts.sql.post_of
+# reads them, for the entry, then for its original.
+_ENTRY_COLUMNS = (
+    f"{post_sql.post_and_author_columns('p', 'a')}, {post_sql.post_and_author_columns('o', 'oa')}"
 )
 _ENTRY_VERSIONS = f"p.id, {held.sql_version('p', 'a')}, o.id, {held.sql_version('o', 'oa')}"
 
@@ -151,12 +145,12 @@ def _held_entries(rows: list[tuple]) -> list[Post]:
 
 def _entries_of(rows: list[tuple]) -> list[Post]:
     """Entries from their columns and their originals'."""
-    width = len(_POST_COLUMNS) + len(_AUTHOR_FIELDS) - 1  # a post's, then its author's
+    width = len(_POST_FIELDS) + len(_AUTHOR_FIELDS) - 1  # a post's, then its author's
     entries = []
     for row in rows:
-        post = held.post_of(row[:width])
+        post = post_sql.post_of(row[:width])
         if post.repost_of_id:
-            post.repost_of = held.post_of(row[width:])
+            post.repost_of = post_sql.post_of(row[width:])
         entries.append(post)
     return entries
 
@@ -212,7 +206,7 @@ def _reposters(reader_id: int, originals: list[Post], *, following: int) -> dict
     with connection.cursor() as db:
         db.execute(sql, params)
         for original_id, *author, _ in db.fetchall():
-            reposters.setdefault(original_id, []).append(held.author_of(tuple(author)))
+            reposters.setdefault(original_id, []).append(post_sql.author_of(tuple(author)))
     return reposters
 
 

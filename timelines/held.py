@@ -33,33 +33,14 @@ from posts import ids
 from posts import sql as post_sql
 from posts.models import Post
 
-# What feeds show of an author; anything else would load on first use (the page
-# query-count tests would see it).
-AUTHOR_FIELDS = ["id", "username", "display_name", "avatar"]
-_POST_COLUMNS = [field.column for field in Post._meta.concrete_fields]
-
-# Posts with their versions (``sql_version``) and their authors (``post_of``'s
+# Posts with their versions (``sql_version``) and their authors (``posts.sql.post_of``'s
 # columns), found by their authors too (the primary key, and the shard key).
 _ROWS_SQL = """
-SELECT {version}, {post_columns}, {author_columns}
+SELECT {version}, {columns}
 FROM {post} p
 JOIN {user} a ON a.id = p.author_id
 WHERE p.author_id {among_author_ids} AND p.id {among_post_ids}
 """
-
-
-def author_of(values: tuple) -> User:
-    """A person as feeds show them, from the ``AUTHOR_FIELDS`` columns."""
-    return User.from_db(connection.alias, AUTHOR_FIELDS, values)
-
-
-def post_of(values: tuple) -> Post:
-    """A post with its author, from the post's columns then its author's
-    ``AUTHOR_FIELDS`` but the id (the post's ``author_id``)."""
-    width = len(_POST_COLUMNS)
-    post = post_sql.from_row(Post, values[:width])
-    post.author = author_of((post.author_id, *values[width:]))
-    return post
 
 
 def sql_version(post: str, author: str) -> str:
@@ -137,9 +118,8 @@ def _read(post_ids: list[str]) -> list[tuple[str, Post]]:
     sql = _ROWS_SQL.format(
         post=Post._meta.db_table,
         user=User._meta.db_table,
-        post_columns=", ".join(f"p.{column}" for column in _POST_COLUMNS),
         version=sql_version("p", "a"),
-        author_columns=", ".join(f"a.{name}" for name in AUTHOR_FIELDS[1:]),
+        columns=post_sql.post_and_author_columns("p", "a"),
         among_author_ids=post_sql.among(
             sorted({ids.author_of_post_id(post_id) for post_id in post_ids}),
             params,
@@ -150,7 +130,7 @@ def _read(post_ids: list[str]) -> list[tuple[str, Post]]:
     )
     with connection.cursor() as db:
         db.execute(sql, params)
-        return [(row[0], post_of(row[1:])) for row in db.fetchall()]
+        return [(row[0], post_sql.post_of(row[1:])) for row in db.fetchall()]
 
 
 def _copy(instance: Model, **related: Model) -> Model:
