@@ -4,22 +4,21 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
+from django.utils import timezone
 
 from accounts.models import User
-from feed_project.pagination import Cursor, Page, keyset_page
+from feed_project.pagination import Cursor, Page, keyset_page, make_page
 from posts import ids, quotes
 from posts import sql as post_sql
 from posts.media import media_by_post
 from posts.models import Like, Post
 from posts.visibility import (
     OPEN,
-    readable,
     readable_among,
     readable_by,
     sql_readable,
-    without_muted_words,
 )
-from relations.visibility import blocked_among
+from relations.visibility import blocked_among, sql_muted_words_of
 
 
 def get_visible_post(post_id: str) -> Post | None:
@@ -215,16 +214,50 @@ def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
     return ancestors
 
 
+# A page of a post's live replies the viewer may read (``readable``, less their
+# muted words), by timeline key: a post_replies_idx (in_reply_to, timeline_key)
+# range. The rule in its SQL dialect: as a QuerySet, building the statement cost
+# 2.8 ms of CPU a detail page (issue 11).
+_REPLIES_SQL = """
+SELECT {columns}
+FROM {post} p
+JOIN {user} a ON a.id = p.author_id
+WHERE p.in_reply_to_id = %(parent)s AND p.deleted_at IS NULL AND p.hidden_at IS NULL
+  AND {readable}{unmuted}{cursor}
+ORDER BY p.timeline_key {direction}
+LIMIT %(limit)s
+"""
+
+
 def replies_page(
     post: Post, *, viewer_id: int | None, cursor: Cursor, limit: int = 20
 ) -> Page[Post]:
-    """A post's live replies, newest first, less those of people blocked either way.
-
-    Served by post_replies_idx (in_reply_to, timeline_key).
-    """
-    replies = Post.objects.visible().filter(in_reply_to_id=post.pk).select_related("author")
-    replies = without_muted_words(readable(replies, viewer_id), viewer_id)
-    return keyset_page(replies, field="timeline_key", cursor=cursor, limit=limit)
+    """A post's live replies, newest first, that the viewer may read (their level, and
+    not by people blocked either way), less those with the viewer's muted words."""
+    params: dict[str, object] = {"parent": post.pk, "viewer": viewer_id, "limit": limit + 1}
+    unmuted = ""
+    if viewer_id is not None:
+        params["now"] = timezone.now()
+        muted = sql_muted_words_of(viewer_id, params, "p.text", "p.spoiler_text")
+        unmuted = f" AND NOT {muted}"
+    bounds = []
+    for name, operator in (("after", ">"), ("before", "<")):
+        if getattr(cursor, name) is not None:
+            params[name] = getattr(cursor, name)
+            bounds.append(f" AND p.timeline_key {operator} %({name})s")
+    sql = _REPLIES_SQL.format(
+        columns=post_sql.post_and_author_columns("p", "a"),
+        post=Post._meta.db_table,
+        user=User._meta.db_table,
+        readable=sql_readable("p", viewer_id),
+        unmuted=unmuted,
+        cursor="".join(bounds),
+        direction="ASC" if cursor.newer_pages else "DESC",
+    )
+    with connection.cursor() as db:
+        db.execute(sql, params)
+        replies = [post_sql.post_of(row) for row in db.fetchall()]
+    return make_page(replies, cursor=cursor, limit=limit, key=lambda reply: reply.timeline_key)
 
 
 def thread(post: Post, *, viewer_id: int | None, cursor: Cursor) -> Thread:

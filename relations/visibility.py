@@ -232,6 +232,21 @@ def sql_muted_words(*texts: str) -> str:
     )
 
 
+def sql_muted_words_of(viewer_id: int, params: dict[str, object], *texts: str) -> str:
+    """``sql_muted_words`` where a statement runs anywhere (``%(now)s`` as there); on
+    Citus, which refuses a probe of the viewer's rows correlated with a post on
+    another shard, the viewer's patterns are read first (one shard) and matched as
+    literals, as ``muted_words_match`` does: ``FALSE`` when there are none."""
+    if not sharding.on_citus(connection):
+        return sql_muted_words(*texts)
+    words = MutedWord.objects.filter(muted_words.live(), user_id=viewer_id)
+    matched = []
+    for n, pattern in enumerate(words.values_list("pattern", flat=True)):
+        params[f"muted_{n}"] = pattern
+        matched += [f"{text} ~* %(muted_{n})s" for text in texts]
+    return f"({' OR '.join(matched)})" if matched else "FALSE"
+
+
 # --- the set form: where a viewer stands, read first, checked in Python --------
 # For a cluster, where a statement may not join a user's rows to another
 # user's (docs/SCALING.md): the viewer's follows and mutes are one shard's

@@ -38,7 +38,8 @@ ALLOWED = [
         "search: posts and people by their words, across every author (docs/SCALING.md)",
     ),
     Allowed(
-        r'FROM "posts_post".*"posts_post"\."in_reply_to_id" = ',
+        r'FROM "posts_post".*"posts_post"\."in_reply_to_id" = '
+        r"|FROM posts_post p\s.*\bp\.in_reply_to_id = ",
         "a post's replies are by many authors: every shard, one post_replies_idx probe each",
     ),
     Allowed(
