@@ -121,3 +121,36 @@ def post_of(values: tuple) -> Post:
     post = from_row(Post, values[:width])
     post.author = author_of((post.author_id, *values[width:]))
     return post
+
+
+# Posts whatever their state, joined to their authors (``p`` and ``a``), found by
+# their authors too: the primary key, and the shard key.
+_BY_IDS_SQL = """
+SELECT {columns}
+FROM {post} p
+JOIN {user} a ON a.id = p.author_id
+WHERE p.author_id {among_author_ids} AND p.id {among_post_ids}
+"""
+
+
+def by_ids(post_ids: list[str], params: dict[str, object], *, columns: str) -> str:
+    """The statement selecting ``columns`` of these posts and their authors."""
+    authors = sorted({ids.author_of_post_id(post_id) for post_id in post_ids})
+    return _BY_IDS_SQL.format(
+        columns=columns,
+        post=Post._meta.db_table,
+        user=User._meta.db_table,
+        among_author_ids=among(authors, params, "author_ids", "bigint"),
+        among_post_ids=among(post_ids, params),
+    )
+
+
+def posts_with_authors(post_ids: list[str]) -> list[Post]:
+    """These posts, whatever their state, each with its author (``post_of``)."""
+    if not post_ids:
+        return []
+    params: dict[str, object] = {}
+    sql = by_ids(post_ids, params, columns=post_and_author_columns("p", "a"))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [post_of(row) for row in cursor.fetchall()]

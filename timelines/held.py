@@ -27,20 +27,9 @@ from django.db import connection
 from django.db.models import Model
 from django.db.models.base import ModelState
 
-from accounts.models import User
 from feed_project import sharding
-from posts import ids
 from posts import sql as post_sql
 from posts.models import Post
-
-# Posts with their versions (``sql_version``) and their authors (``posts.sql.post_of``'s
-# columns), found by their authors too (the primary key, and the shard key).
-_ROWS_SQL = """
-SELECT {version}, {columns}
-FROM {post} p
-JOIN {user} a ON a.id = p.author_id
-WHERE p.author_id {among_author_ids} AND p.id {among_post_ids}
-"""
 
 
 def sql_version(post: str, author: str) -> str:
@@ -115,19 +104,8 @@ def _read(post_ids: list[str]) -> list[tuple[str, Post]]:
     """(version, post with its author) of these posts: the version read with the row,
     so the two always agree."""
     params: dict[str, object] = {}
-    sql = _ROWS_SQL.format(
-        post=Post._meta.db_table,
-        user=User._meta.db_table,
-        version=sql_version("p", "a"),
-        columns=post_sql.post_and_author_columns("p", "a"),
-        among_author_ids=post_sql.among(
-            sorted({ids.author_of_post_id(post_id) for post_id in post_ids}),
-            params,
-            "author_ids",
-            "bigint",
-        ),
-        among_post_ids=post_sql.among(post_ids, params),
-    )
+    columns = f"{sql_version('p', 'a')}, {post_sql.post_and_author_columns('p', 'a')}"
+    sql = post_sql.by_ids(post_ids, params, columns=columns)
     with connection.cursor() as db:
         db.execute(sql, params)
         return [(row[0], post_sql.post_of(row[1:])) for row in db.fetchall()]

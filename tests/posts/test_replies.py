@@ -11,7 +11,7 @@ from feed_project import sharding
 from posts import selectors
 from posts.models import Like, Post
 from posts.services import create_post, delete_post, like, repost
-from relations.services import block
+from relations.services import block, follow
 from tests.factories import UserFactory
 
 NEW_POST = "/posts/new/"
@@ -139,8 +139,8 @@ def test_the_thread_shows_ancestors_oldest_first_then_the_post_then_its_replies(
 def test_ancestors_come_from_two_queries_however_deep_the_thread(alice, django_assert_num_queries):
     posts = chain(alice, 25)
 
-    # The posts up the thread (by the ids the reply keeps), and which of their
-    # authors are blocked either way with the viewer.
+    # The posts up the thread (by the ids the reply keeps), and which of them
+    # the viewer may read (level, blocks either way).
     with django_assert_num_queries(2):
         ancestors = selectors.ancestors_of(posts[-1], viewer_id=alice.pk)
 
@@ -162,6 +162,25 @@ def test_a_deleted_or_blocked_ancestor_is_unavailable_and_the_thread_goes_on(
 
     assert post_ids(response) == [root.pk, post.pk]
     assert response.content.decode().count("This post is unavailable.") == 2
+
+
+def test_an_ancestor_of_a_level_not_for_the_viewer_is_unavailable(client, alice, bob, carol):
+    # A reply is at most as open as its parent: bob's answer to carol's post for
+    # her followers is for his followers. Alice follows bob, not carol.
+    root = create_post(author=carol, text="root")
+    for_followers = create_post(
+        author=carol, text="for followers", in_reply_to=root, visibility="followers"
+    )
+    post = create_post(author=bob, text="the post", in_reply_to=for_followers)
+    follow(follower=alice, followee=bob)
+    follow(follower=bob, followee=carol)
+
+    client.force_login(alice)
+    response = client.get(f"/posts/{post.pk}/")
+    assert post_ids(response) == [root.pk, post.pk]
+    assert "This post is unavailable." in response.content.decode()
+    client.force_login(bob)
+    assert post_ids(client.get(f"/posts/{post.pk}/")) == [root.pk, for_followers.pk, post.pk]
 
 
 def test_replies_are_cursor_paginated_newest_first(alice_client, alice, carol_post):
