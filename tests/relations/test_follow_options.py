@@ -7,7 +7,7 @@ from django.utils import timezone
 from feed_project.pagination import Cursor
 from posts.services import create_post, repost
 from relations.models import Followee, Follower
-from relations.services import follow
+from relations.services import follow, set_follow_options
 from tests.factories import UserFactory
 from timelines.feed import home_feed
 from timelines.notifications.models import Notification
@@ -74,3 +74,18 @@ def test_options_of_a_follow_that_does_not_exist_change_nothing(world):
     client.force_login(reader)
     client.post("/@other/follow-options/", {"hide_reposts": "on"})
     assert not Followee.objects.filter(user=reader, followee=other).exists()
+
+
+@pytest.mark.parametrize("hide_reposts, notify_posts", [(True, False), (False, True)])
+def test_the_profile_shows_each_option_as_it_stands(world, hide_reposts, notify_posts):
+    reader, friend, _ = world
+    set_follow_options(
+        follower=reader, followee=friend, hide_reposts=hide_reposts, notify_posts=notify_posts
+    )
+    client = Client()
+    client.force_login(reader)
+
+    page = client.get("/@friend/").content.decode()
+
+    assert ('name="hide_reposts" checked' in page) is hide_reposts
+    assert ('name="notify_posts" checked' in page) is notify_posts
