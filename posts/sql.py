@@ -13,6 +13,7 @@ from django.db import connection
 from django.db.models.expressions import Col
 
 from accounts.models import User
+from feed_project.pagination import Cursor
 from posts import ids
 from posts.models import Post
 
@@ -70,9 +71,11 @@ def _attnames(model) -> list[str]:
     return [field.attname for field in model._meta.concrete_fields]
 
 
-def columns(model) -> str:
-    """The model's concrete columns, comma separated: what ``from_row`` takes, in order."""
-    return ", ".join(field.column for field in model._meta.concrete_fields)
+def columns(model, table: str | None = None) -> str:
+    """The model's concrete columns, comma separated (of ``table``, an alias, when
+    given): what ``from_row`` takes, in order."""
+    prefix = f"{table}." if table else ""
+    return ", ".join(f"{prefix}{field.column}" for field in model._meta.concrete_fields)
 
 
 def from_row(model, values: tuple):
@@ -104,7 +107,7 @@ def post_and_author_columns(post: str, author: str) -> str:
     ``AUTHOR_FIELDS`` but the id (the post's ``author_id``)."""
     return ", ".join(
         [
-            *(f"{post}.{field.column}" for field in Post._meta.concrete_fields),
+            columns(Post, post),
             *(f"{author}.{name}" for name in AUTHOR_FIELDS[1:]),
         ]
     )
@@ -154,3 +157,15 @@ def posts_with_authors(post_ids: list[str]) -> list[Post]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [post_of(row) for row in cursor.fetchall()]
+
+
+def keyset(column: str, cursor: Cursor, params: dict[str, object]) -> tuple[str, str]:
+    """``keyset_page``'s filters and order on ``column`` as SQL: the cursor's bounds
+    (`` AND column > %(after)s``...) and the scan's direction (ASC for newer pages)."""
+    bounds = []
+    for name, operator in (("after", ">"), ("before", "<")):
+        value = getattr(cursor, name)
+        if value is not None:
+            params[name] = value
+            bounds.append(f" AND {column} {operator} %({name})s")
+    return "".join(bounds), "ASC" if cursor.newer_pages else "DESC"
