@@ -12,9 +12,7 @@ from posts import ids, quotes
 from posts import sql as post_sql
 from posts.media import media_by_post
 from posts.models import Like, Post
-from posts.visibility import (
-    sql_readable,
-)
+from posts.visibility import sql_readable
 from relations.visibility import blocked_among, sql_muted_words_of
 
 
