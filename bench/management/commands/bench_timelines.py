@@ -85,7 +85,7 @@ class Command(BaseCommand):
             "--filler-posts",
             type=int,
             help="posts by accounts no measured reader follows, for a sparse world (default "
-            f"{full.filler_posts:,}: the followees' posts are 0.1%% of all; 0 for a dense world)",
+            f"{full.filler_posts:,}: the followees' posts are 0.05%% of all; 0 for a dense world)",
         )
         parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fan-out")
         parser.add_argument(
