@@ -93,3 +93,17 @@ def keyset_page(
         limit=limit,
         key=lambda row: str(getattr(row, field)),
     )
+
+
+def keyset_sql(column: str, cursor: Cursor, params: dict[str, object]) -> tuple[str, str]:
+    """``keyset_page``'s filters and order on ``column``, for a statement written as
+    SQL: the cursor's bounds (`` AND column > %(after)s``...) and the scan's
+    direction (ASC for newer pages). The statement fetches ``limit + 1`` rows and
+    ``make_page`` cuts them, as ``keyset_page`` does."""
+    bounds = []
+    for name, operator in (("after", ">"), ("before", "<")):
+        value = getattr(cursor, name)
+        if value is not None:
+            params[name] = value
+            bounds.append(f" AND {column} {operator} %({name})s")
+    return "".join(bounds), "ASC" if cursor.newer_pages else "DESC"

@@ -7,7 +7,7 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
-from feed_project.pagination import Cursor, Page, make_page
+from feed_project.pagination import Cursor, Page, keyset_sql, make_page
 from posts import ids, quotes
 from posts import sql as post_sql
 from posts.media import media_by_post
@@ -52,7 +52,7 @@ def author_posts_page(
         "viewer": viewer_id,
         "limit": limit + 1,
     }
-    bounds, direction = post_sql.keyset("p.id", cursor, params)
+    bounds, direction = keyset_sql("p.id", cursor, params)
     sql = _AUTHOR_POSTS_SQL.format(
         columns=post_sql.columns(Post, "p"),
         post=Post._meta.db_table,
@@ -253,7 +253,7 @@ def replies_page(
         params["now"] = timezone.now()
         muted = sql_muted_words_of(viewer_id, params, "p.text", "p.spoiler_text")
         unmuted = f" AND NOT {muted}"
-    bounds, direction = post_sql.keyset("p.timeline_key", cursor, params)
+    bounds, direction = keyset_sql("p.timeline_key", cursor, params)
     sql = _REPLIES_SQL.format(
         columns=post_sql.post_and_author_columns("p", "a"),
         post=Post._meta.db_table,

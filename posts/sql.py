@@ -13,7 +13,6 @@ from django.db import connection
 from django.db.models.expressions import Col
 
 from accounts.models import User
-from feed_project.pagination import Cursor
 from posts import ids
 from posts.models import Post
 
@@ -118,6 +117,11 @@ def author_of(values: tuple) -> User:
     return User.from_db(connection.alias, AUTHOR_FIELDS, values)
 
 
+# How many columns ``post_and_author_columns`` selects: a row holding two posts
+# (an entry and its original) splits there.
+POST_AND_AUTHOR_WIDTH = len(Post._meta.concrete_fields) + len(AUTHOR_FIELDS) - 1
+
+
 def post_of(values: tuple) -> Post:
     """A post with its author, from ``post_and_author_columns``."""
     width = len(Post._meta.concrete_fields)
@@ -157,15 +161,3 @@ def posts_with_authors(post_ids: list[str]) -> list[Post]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [post_of(row) for row in cursor.fetchall()]
-
-
-def keyset(column: str, cursor: Cursor, params: dict[str, object]) -> tuple[str, str]:
-    """``keyset_page``'s filters and order on ``column`` as SQL: the cursor's bounds
-    (`` AND column > %(after)s``...) and the scan's direction (ASC for newer pages)."""
-    bounds = []
-    for name, operator in (("after", ">"), ("before", "<")):
-        value = getattr(cursor, name)
-        if value is not None:
-            params[name] = value
-            bounds.append(f" AND {column} {operator} %({name})s")
-    return "".join(bounds), "ASC" if cursor.newer_pages else "DESC"

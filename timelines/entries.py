@@ -86,7 +86,6 @@ def reposts_scanned_most(following: int) -> int:
 
 
 _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
-_AUTHOR_FIELDS = post_sql.AUTHOR_FIELDS
 # _ENTRIES_SQL selects a post's columns with its author's as posts.sql.post_of
 # reads them, for the entry, then for its original.
 _ENTRY_COLUMNS = (
@@ -145,7 +144,7 @@ def _held_entries(rows: list[tuple]) -> list[Post]:
 
 def _entries_of(rows: list[tuple]) -> list[Post]:
     """Entries from their columns and their originals'."""
-    width = len(_POST_FIELDS) + len(_AUTHOR_FIELDS) - 1  # a post's, then its author's
+    width = post_sql.POST_AND_AUTHOR_WIDTH  # the entry's, then its original's
     entries = []
     for row in rows:
         post = post_sql.post_of(row[:width])
@@ -224,7 +223,7 @@ def _live_posts(post_ids: list[str]) -> dict[str, Post]:
         Post.objects.with_ids(post_ids)
         .visible()
         .select_related("author")
-        .only(*_POST_FIELDS, *(f"author__{name}" for name in _AUTHOR_FIELDS))
+        .only(*_POST_FIELDS, *(f"author__{name}" for name in post_sql.AUTHOR_FIELDS))
     )
     return {post.pk: post for post in rows}
 
@@ -255,7 +254,7 @@ def routed_items(
                 repost_of_id__in=reposted, author_id__in={reader_id, *reader.followed}
             )
             .select_related("author")
-            .only(*_POST_FIELDS, *(f"author__{name}" for name in _AUTHOR_FIELDS))
+            .only(*_POST_FIELDS, *(f"author__{name}" for name in post_sql.AUTHOR_FIELDS))
             .order_by("-timeline_key")
         )
         for repost in rows:
