@@ -11,11 +11,9 @@ from django.db import DatabaseError, connection, transaction
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
-from relations.visibility import followed_or_self
 from timelines import inbox, pull
 from timelines.entries import FeedItem, hydrate
 from timelines.inbox import Inbox, NotBuilt
-from timelines.models import PullAuthor
 
 logger = logging.getLogger(__name__)
 
@@ -48,12 +46,6 @@ def _with_timeout(query, *args, **kwargs) -> list[str] | None:
     except DatabaseError:
         logger.exception("pull of big accounts failed")
         return None
-
-
-def _pulled_authors(reader_id: int) -> list[int]:
-    """The pull-delivered authors among the reader's followees and the reader."""
-    pulled = PullAuthor.objects.filter(followed_or_self(reader_id, "author_id"))
-    return list(pulled.values_list("author_id", flat=True))
 
 
 def _window(
@@ -97,7 +89,6 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     """
     limit = page_size(limit)
     opened = inbox.open_built(reader.pk, following=reader.following_count)
-    pulled = _pulled_authors(reader.pk) if opened.follows_pulled else []
     notices: list[str] = []
     items: list[FeedItem] = []
     window = cursor
@@ -109,7 +100,7 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
         keys = _window(
             reader_id=reader.pk,
             source=opened.inbox,
-            pulled=pulled,
+            pulled=opened.pulled,
             cursor=window,
             limit=size,
             notices=notices,

@@ -239,18 +239,21 @@ class NotBuilt:
 
 @dataclass(frozen=True)
 class OpenInbox:
-    """A source of keys ready to read, and whether its reader follows any pulled
-    author whose posts it does not hold."""
+    """A source of keys ready to read, and the pulled authors among its reader's
+    followees and the reader, whose posts it does not hold: a page merges theirs in."""
 
     inbox: Inbox | NotBuilt
-    follows_pulled: bool
+    pulled: list[int]
 
 
+# The state row, the generation and each pulled author the reader follows (or is),
+# a row each, or one row with none: a page's one statement before it reads keys.
+# Most readers of a microblog follow some big account; asking for them apart
+# cost such a page a QuerySet (0.5 ms of CPU) on top of this statement.
 _STATE_SQL = """
-SELECT s.built_at,
-  (SELECT g.value FROM {generation} g WHERE g.id = 1),
-  EXISTS (SELECT 1 FROM {pull} pa WHERE {followed})
-FROM {state} s WHERE s.reader_id = %(viewer)s
+SELECT s.built_at, (SELECT g.value FROM {generation} g WHERE g.id = 1), pa.author_id
+FROM {state} s LEFT JOIN {pull} pa ON {followed}
+WHERE s.reader_id = %(viewer)s
 """
 
 
@@ -264,10 +267,11 @@ def _read_state(reader_id: int) -> OpenInbox | None:
     )
     with connection.cursor() as db:
         db.execute(sql, {"viewer": reader_id})
-        row = db.fetchone()
-    if row is None or row[0] is None:
+        rows = db.fetchall()
+    if not rows or rows[0][0] is None:
         return None
-    return OpenInbox(Inbox(reader_id, generation=row[1] or 0), follows_pulled=bool(row[2]))
+    pulled = [author_id for _, _, author_id in rows if author_id is not None]
+    return OpenInbox(Inbox(reader_id, generation=rows[0][1] or 0), pulled=pulled)
 
 
 REBUILD_QUEUED = "rebuild-queued:{}"  # a cache key: this reader's rebuild is on its way
@@ -289,7 +293,7 @@ def open_built(reader_id: int, *, following: int) -> OpenInbox:
         key = REBUILD_QUEUED.format(reader_id)
         if django_cache.add(key, 1, timeout=settings.FEED_SWEEP_AFTER_SECONDS):
             outbox.send("timelines.rebuild", reader_id)
-        return OpenInbox(NotBuilt(), follows_pulled=False)  # the pull reads every followee
+        return OpenInbox(NotBuilt(), pulled=[])  # the pull reads every followee
     Inbox(reader_id).rebuild()
     opened = _read_state(reader_id)
     assert opened is not None  # the rebuild has just marked it built

@@ -1,10 +1,12 @@
 """Figure 2: home feed pages, cache warm and dropped, beside the pull model."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from accounts.models import User
 from bench.timelines.report import (
@@ -23,7 +25,7 @@ from relations.selectors import followee_ids
 from timelines import cache, feed, held, pull, reference
 from timelines.entries import FeedItem, hydrate
 from timelines.inbox import Inbox
-from timelines.models import InboxEntry
+from timelines.models import InboxEntry, PullAuthor
 
 DEEP_PAGE = 5
 # The pull reference is the tests' oracle, not a read path: seconds a call in the
@@ -57,6 +59,9 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             "'no post held' runs timelines.held.clear() (a process's first page: its posts "
             "read); every other read holds its posts "
             f"(FEED_HELD_POSTS {settings.FEED_HELD_POSTS:,})",
+            "'one followee pulled': one of the accounts bench_reader follows is a big "
+            "account (a PullAuthor row) while it runs, its posts merged in at read time, "
+            "as most readers of a microblog follow one",
             f"the pull models ask for {limit + 1} keys, as home_feed does (one more than a page); "
             "the plain query is Post.objects.visible().filter(author_id__in=followees + reader)"
             ".order_by('-timeline_key')[:limit]",
@@ -91,6 +96,11 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             )
             timings[label], counts[label] = timing, queries
             table.rows.append(timing_row(f"page {number}: {label}", timing, queries))
+        label, samples = "home_feed, cache warm, one followee pulled", options.samples
+        log(f"home page {number}: {label}")
+        with _one_followee_pulled(reader.pk):
+            timing, queries = measure_and_count(read, samples=samples, warmup=options.warmup)
+        table.rows.append(timing_row(f"page {number}: {label}", timing, queries))
         cached, statements = timings["home_feed, cache warm"], counts["home_feed, cache warm"]
         floor = measure(_round_trips(statements), samples=options.samples, warmup=options.warmup)
         table.rows.append(timing_row(f"page {number}: its round trips alone", floor, statements))
@@ -128,6 +138,20 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         )
     # The sampled calls leave the reader's cache live, as a visit would.
     return table, verdicts
+
+
+@contextmanager
+def _one_followee_pulled(reader_id: int) -> Iterator[None]:
+    """One of the reader's followees pulled at read time, as a big account is."""
+    author_id = followee_ids(reader_id)[0]
+    _, created = PullAuthor.objects.get_or_create(
+        author_id=author_id, defaults={"since": timezone.now()}
+    )
+    try:
+        yield
+    finally:
+        if created:
+            PullAuthor.objects.filter(author_id=author_id).delete()
 
 
 def _round_trips(statements: int) -> Callable[[], None]:

@@ -15,7 +15,7 @@ from bench import viral
 from bench.management.commands.bench_timelines import split_database_url
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines.models import InboxEntry
+from timelines.models import InboxEntry, PullAuthor
 
 
 @pytest.mark.django_db(transaction=True)
@@ -36,6 +36,7 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
         "CPU/call: app + PostgreSQL + Redis",
         "page 1: home_feed, cache warm",
         "page 1: home_feed, cache dropped",
+        "page 5: home_feed, cache warm, one followee pulled",
         "page 5: pull_keys + hydrate",
         "page 5: pull_reference_keys + hydrate",
         "page 5: plain query + hydrate",
@@ -61,6 +62,8 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
     reader = User.objects.get(username="bench_reader")
     authors = InboxEntry.objects.filter(reader_id=reader.pk).values_list("author_id", flat=True)
     assert set(authors) <= {*followee_ids(reader.pk), reader.pk}
+    # The followee pulled for its figure is pushed again after it.
+    assert not PullAuthor.objects.filter(author_id__in=followee_ids(reader.pk)).exists()
 
     # bench.viral on the same world: its reposts are rolled back.
     reposts = Post.objects.filter(repost_of__isnull=False).count()

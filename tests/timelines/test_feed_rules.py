@@ -12,7 +12,7 @@ from posts.models import Post
 from posts.services import create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unmute
 from tests.factories import UserFactory
-from timelines import pull
+from timelines import inbox, pull
 from timelines.feed import PULL_FAILED_NOTICE, home_feed
 from timelines.reference import pull_reference_keys
 
@@ -210,6 +210,28 @@ def test_a_pull_of_big_accounts_that_times_out_still_serves_the_inbox_and_says_s
     assert [item.post.pk for item in page.items] == [newer.pk]
     assert page.older == newer.timeline_key  # more below: the rel="next" cursor
     assert page.notices == [PULL_FAILED_NOTICE]
+
+
+def test_a_page_merges_in_the_big_accounts_its_reader_follows_or_is_and_no_other(
+    world, settings
+):
+    reader, friend, author, other = world
+    settings.FEED_BIG_ACCOUNT_FOLLOWERS = 1  # one follower makes a big account
+    stranger = UserFactory(username="stranger")
+    follow(follower=other, followee=reader)
+    follow(follower=other, followee=stranger)
+    for person in (reader, friend, author, stranger):
+        create_post(author=person, text=f"pulled, by {person.username}")
+
+    opened = inbox.open_built(reader.pk, following=2)
+
+    assert sorted(opened.pulled) == sorted([reader.pk, friend.pk, author.pk])
+    assert [post_id for post_id, _ in feed(reader)] == [
+        post.pk
+        for post in Post.objects.filter(author__in=[reader, friend, author]).order_by(
+            "-timeline_key"
+        )
+    ]
 
 
 def test_a_page_of_collapsed_reposts_costs_the_same_queries_as_any_other(world):
