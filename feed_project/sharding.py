@@ -108,7 +108,7 @@ TABLES: dict[str, Distributed | Reference] = {
     "timelines_pullauthor": Reference(),
     # One row, bumped when a Redis write fails.
     "timelines_cachegeneration": Reference(),
-    # The trending tags: twenty rows rewritten every few minutes by a task.
+    # The trending tags: ten rows (posts.tags.TRENDING_SHOWN) rewritten every few minutes by a task.
     "posts_trendingtag": Reference(),
     # The registration mode an operator set in the admin: one row, read at sign-up.
     "accounts_registrationsetting": Reference(),

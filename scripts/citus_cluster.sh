@@ -65,7 +65,7 @@ max_prepared_transactions = 100
 # A read across shards (a page's posts by id, the pull of many authors) runs
 # over at most 4 connections per worker, kept open between statements: with
 # Citus's defaults (16, 1 kept) each such read opened and closed up to 15
-# connections per worker (a cached home page 100-250 ms instead of 40-70 ms
+# connections per worker (a cached home page 100-250 ms instead of 40-75 ms
 # on the bench world, docs/SCALING.md).
 citus.max_adaptive_executor_pool_size = 4
 citus.max_cached_conns_per_worker = 4
