@@ -40,6 +40,7 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
         "page 5: pull_keys + hydrate",
         "page 5: pull_reference_keys + hydrate",
         "page 5: plain query + hydrate",
+        "page 5: plain query, follows as a subquery + hydrate",
         "page 5: its round trips alone",
         "page 1: 10x the best pull asks for a page in",
         "a trim sweep alone:",
@@ -52,11 +53,13 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
         "Rebuild, p50",
         "4. First page of bench_wide (follows 300 accounts, no inbox)",
         "plain query: author IN followees",
+        "plain query, follows as a subquery + hydrate",
         "First page, 300 followees, no inbox, p50",
     ):
         assert label in output
     # The set-based rebuild (one UNION ALL leg per author) writes what Inbox.rebuild does.
     assert "the raw limit wrote the same inbox as Inbox.rebuild: yes" in output
+    assert output.count("the two plain forms return the same keys: yes") == 2
     # The measured reader's inbox holds only posts of those it follows, as the
     # engine keeps it (the fan-out figure's filler of inboxes spares it).
     reader = User.objects.get(username="bench_reader")
