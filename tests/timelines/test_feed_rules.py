@@ -212,9 +212,7 @@ def test_a_pull_of_big_accounts_that_times_out_still_serves_the_inbox_and_says_s
     assert page.notices == [PULL_FAILED_NOTICE]
 
 
-def test_a_page_merges_in_the_big_accounts_its_reader_follows_or_is_and_no_other(
-    world, settings
-):
+def test_a_page_merges_in_the_big_accounts_its_reader_follows_or_is_and_no_other(world, settings):
     reader, friend, author, other = world
     settings.FEED_BIG_ACCOUNT_FOLLOWERS = 1  # one follower makes a big account
     stranger = UserFactory(username="stranger")
