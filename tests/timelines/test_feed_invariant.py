@@ -50,7 +50,7 @@ from relations.services import (
     unfollow,
     unmute,
 )
-from timelines import cache
+from timelines import cache, pull
 from timelines.cache import SENTINEL
 from timelines.feed import home_feed
 from timelines.inbox import REBUILD_QUEUED
@@ -580,8 +580,11 @@ def test_home_feed_equals_pull_model_after_any_history(settings_override, routed
 
 
 @pytest.fixture
-def settings_override(settings):
-    """Tiny limits, so every path runs: chunks, caps, pull below the inbox, big accounts."""
+def settings_override(settings, monkeypatch):
+    """Tiny limits, so every path runs: chunks, caps, pull below the inbox (walked
+    first, as for thousands of authors), big accounts."""
+    monkeypatch.setattr(pull, "WALK_FROM_AUTHORS", 0)
+    settings.FEED_PULL_WALK_ROWS_PER_AUTHOR = 1  # a walk that often falls short
     settings.FEED_BIG_ACCOUNT_FOLLOWERS = 2
     settings.FEED_REPOSTS_SCANNED_PER_FOLLOWEE = 5
     settings.FEED_INBOX_CAP = 4
