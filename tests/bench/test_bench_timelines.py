@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from accounts.models import User
-from bench import viral
+from bench import home_loop, viral
 from bench.management.commands.bench_timelines import split_database_url
 from posts.models import Post
 from relations.selectors import followee_ids
@@ -79,6 +79,13 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
     assert not Post.objects.filter(repost_count__gt=0, repost_of__isnull=True).exclude(
         pk__in=Post.objects.filter(repost_of__isnull=False).values("repost_of_id")
     )
+
+    # bench.home_loop on the same world, with and without a followee pulled.
+    home_loop.main("smoke")
+    output = capsys.readouterr().out
+    for label in ("page 1", "page 5", "page 1, one followee pulled", "page 5, one followee pulled"):
+        assert f"'{label}': 'p50 " in output
+    assert not PullAuthor.objects.exists()
 
 
 def test_database_url_is_taken_off_the_command_line_it_runs_again_with():
