@@ -14,7 +14,7 @@ from django.db import connection
 
 from accounts.models import User
 from feed_project import sharding
-from feed_project.pagination import Cursor
+from feed_project.pagination import Cursor, keyset_sql
 from posts import ids
 from posts.models import Post
 from relations.selectors import followee_ids
@@ -94,27 +94,18 @@ def _lateral() -> bool:
 def _nearest_by_author_sql(
     author_ids: list[int], *, cursor: Cursor, per_author: int, up: bool, form: dict[str, str]
 ) -> list[tuple[str, int]]:
-    params: dict[str, object] = {
-        "authors": author_ids,
-        "before": cursor.before,
-        "after": cursor.after,
-        "per_author": per_author,
-    }
-    filters = []
-    if cursor.before is not None:
-        filters.append("AND p.timeline_key < %(before)s")
-    if cursor.after is not None:
-        filters.append("AND p.timeline_key > %(after)s")
-    if filters:
+    params: dict[str, object] = {"authors": author_ids, "per_author": per_author}
+    bounds, _ = keyset_sql("p.timeline_key", cursor, params)
+    if bounds:
         params["lows"], params["highs"] = _windows(author_ids, cursor)
     sql = _NEAREST.format(
-        source=form["windowed_source" if filters else "source"].format(
+        source=form["windowed_source" if bounds else "source"].format(
             users=User._meta.db_table, key=ids.SQL_TYPE
         ),
         where=form["where"],
         posts=Post._meta.db_table,
-        range_filter=form["range_filter"].format(key=ids.SQL_TYPE) if filters else "",
-        cursor_filter=" ".join(filters),
+        range_filter=form["range_filter"].format(key=ids.SQL_TYPE) if bounds else "",
+        cursor_filter=bounds,
         direction="ASC" if up else "DESC",
     )
     with connection.cursor() as db:
@@ -171,23 +162,9 @@ def _walked(author_ids: list[int], *, cursor: Cursor, limit: int) -> list[str] |
     budget = settings.FEED_PULL_WALK_ROWS_PER_AUTHOR * len(author_ids)
     if not budget or not sharding.on_plain_postgresql(connection):
         return None
-    params: dict[str, object] = {
-        "authors": author_ids,
-        "budget": budget,
-        "limit": limit,
-        "before": cursor.before,
-        "after": cursor.after,
-    }
-    filters = []
-    if cursor.before is not None:
-        filters.append("AND p.timeline_key < %(before)s")
-    if cursor.after is not None:
-        filters.append("AND p.timeline_key > %(after)s")
-    sql = _WALK.format(
-        posts=Post._meta.db_table,
-        cursor_filter=" ".join(filters),
-        direction="ASC" if cursor.newer_pages else "DESC",
-    )
+    params: dict[str, object] = {"authors": author_ids, "budget": budget, "limit": limit}
+    bounds, direction = keyset_sql("p.timeline_key", cursor, params)
+    sql = _WALK.format(posts=Post._meta.db_table, cursor_filter=bounds, direction=direction)
     with connection.cursor() as db:
         db.execute(sql, params)
         keys = [key for (key,) in db.fetchall()]
