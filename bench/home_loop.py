@@ -5,7 +5,7 @@
 Reads ``bench_reader``'s page 1 and page 5 of a ``bench_timelines`` world,
 600 calls each after 50 warm-up calls; then again with one of the accounts
 the reader follows pulled at read time, as a big account is (a PullAuthor
-row while it runs, the table analysed as autovacuum would). Run it from two
+row while it runs: bench.timelines.reads.one_followee_pulled). Run it from two
 checkouts in turn against their own databases to compare them in the same hour.
 """
 
@@ -13,6 +13,7 @@ import os
 import statistics
 import sys
 import time
+from contextlib import nullcontext
 
 import django
 
@@ -20,33 +21,19 @@ import django
 def main(label: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "feed_project.settings")
     django.setup()
-    from django.db import connection
-    from django.utils import timezone
-
     from accounts.models import User
+    from bench.timelines.reads import one_followee_pulled
     from feed_project.pagination import Cursor
-    from relations.selectors import followee_ids
     from timelines.feed import home_feed
-    from timelines.models import PullAuthor
 
     reader = User.objects.get(username="bench_reader")
     deep = Cursor()
     for _ in range(4):
         deep = Cursor(before=home_feed(reader=reader, cursor=deep).older)
 
-    def analyze() -> None:
-        with connection.cursor() as db:
-            db.execute(f"ANALYZE {PullAuthor._meta.db_table}")
-
     figures = {}
     for pulled in (False, True):
-        if pulled:
-            author_id = followee_ids(reader.pk)[0]
-            _, created = PullAuthor.objects.get_or_create(
-                author_id=author_id, defaults={"since": timezone.now()}
-            )
-            analyze()
-        try:
+        with one_followee_pulled(reader.pk) if pulled else nullcontext():
             for name, cursor in (("page 1", Cursor()), ("page 5", deep)):
                 for _ in range(50):
                     home_feed(reader=reader, cursor=cursor)
@@ -61,10 +48,6 @@ def main(label: str) -> None:
                     f"p50 {statistics.median(times) * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms, "
                     f"cpu {cpu * 1000:.2f} ms"
                 )
-        finally:
-            if pulled and created:
-                PullAuthor.objects.filter(author_id=author_id).delete()
-                analyze()
     print(label, figures)
 
 

@@ -104,7 +104,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             table.rows.append(timing_row(f"page {number}: {label}", timing, queries))
         label, samples = "home_feed, cache warm, one followee pulled", options.samples
         log(f"home page {number}: {label}")
-        with _one_followee_pulled(reader.pk):
+        with one_followee_pulled(reader.pk):
             timing, queries = measure_and_count(read, samples=samples, warmup=options.warmup)
         table.rows.append(timing_row(f"page {number}: {label}", timing, queries))
         cached, statements = timings["home_feed, cache warm"], counts["home_feed, cache warm"]
@@ -153,7 +153,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
 
 
 @contextmanager
-def _one_followee_pulled(reader_id: int) -> Iterator[None]:
+def one_followee_pulled(reader_id: int) -> Iterator[None]:
     """One of the reader's followees pulled at read time, as a big account is."""
     author_id = followee_ids(reader_id)[0]
     _, created = PullAuthor.objects.get_or_create(
