@@ -65,6 +65,12 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
     reader = User.objects.get(username="bench_reader")
     authors = InboxEntry.objects.filter(reader_id=reader.pk).values_list("author_id", flat=True)
     assert set(authors) <= {*followee_ids(reader.pk), reader.pk}
+    # The fan-out's posts are gone with their inbox rows: the next run measures the
+    # world as built, not one whose readers' pages fill up with bench_author's posts.
+    author = User.objects.get(username="bench_author")
+    assert not Post.objects.filter(author_id=author.pk).exists()
+    assert not InboxEntry.objects.filter(author_id=author.pk).exists()
+    assert author.posts_count == 0
     # The followee pulled for its figure is pushed again after it.
     assert not PullAuthor.objects.filter(author_id__in=followee_ids(reader.pk)).exists()
 
