@@ -8,6 +8,7 @@ On PostgreSQL the statement hands back the row versions of the entries it keeps,
 and their posts come from those the process holds (``timelines.held``).
 """
 
+import functools
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -51,7 +52,7 @@ FROM {post} p
 JOIN {user} a ON a.id = p.author_id
 LEFT JOIN {post} o ON o.id = p.repost_of_id
 LEFT JOIN {user} oa ON oa.id = o.author_id
-WHERE p.timeline_key {among_keys}
+WHERE {holds}p.timeline_key {among_keys}
   AND {in_home_feed}
   AND NOT {newer_shown_repost}
 ORDER BY p.timeline_key {direction}
@@ -94,20 +95,14 @@ _ENTRY_COLUMNS = (
 _ENTRY_VERSIONS = f"p.id, {held.sql_version('p', 'a')}, o.id, {held.sql_version('o', 'oa')}"
 
 
-def _shown_entries(
-    keys: list[str], *, reader_id: int, following: int, limit: int, ascending: bool
-) -> list[Post]:
-    """The first ``limit`` entries among these keys that the reader's feed shows,
-    in scan order, with their authors and originals loaded."""
-    params: dict[str, object] = {
-        "viewer": reader_id,
-        "limit": limit,
-        "now": timezone.now(),
-        "scan_most": reposts_scanned_most(following),
-    }
-    holding = held.enabled()
-    sql = _ENTRIES_SQL.format(
-        selected=_ENTRY_VERSIONS if holding else _ENTRY_COLUMNS,
+# Its texts, by form: a page formats one once per process (17 us a page otherwise).
+@functools.lru_cache(maxsize=64)
+def _entries_sql(*, holding: bool, ascending: bool, among_keys: str, holds: str = "") -> str:
+    """The entries statement; after a prelude (``holds``, its condition), it also
+    selects each entry's key and reads nothing unless ``holds`` does."""
+    selected = _ENTRY_VERSIONS if holding else _ENTRY_COLUMNS
+    return _ENTRIES_SQL.format(
+        selected=f"p.timeline_key AS entry_key, {selected}" if holds else selected,
         post=Post._meta.db_table,
         user=User._meta.db_table,
         in_home_feed=visibility.sql_in_home_feed("p", "o"),
@@ -116,9 +111,30 @@ def _shown_entries(
             self_and_followees=sql_self_and_followees(),
             shown_repost=visibility.sql_shown_repost_of("r"),
         ),
-        among_keys=post_sql.among(keys, params, "keys"),
+        among_keys=among_keys,
         direction="ASC" if ascending else "DESC",
+        holds=f"({holds}) AND " if holds else "",
     )
+
+
+def _entries_params(reader_id: int, *, following: int, limit: int) -> dict[str, object]:
+    return {
+        "viewer": reader_id,
+        "limit": limit,
+        "now": timezone.now(),
+        "scan_most": reposts_scanned_most(following),
+    }
+
+
+def _shown_entries(
+    keys: list[str], *, reader_id: int, following: int, limit: int, ascending: bool
+) -> list[Post]:
+    """The first ``limit`` entries among these keys that the reader's feed shows,
+    in scan order, with their authors and originals loaded."""
+    params = _entries_params(reader_id, following=following, limit=limit)
+    holding = held.enabled()
+    among_keys = post_sql.among(keys, params, "keys")
+    sql = _entries_sql(holding=holding, ascending=ascending, among_keys=among_keys)
     with connection.cursor() as db:
         db.execute(sql, params)
         rows = db.fetchall()
@@ -307,6 +323,12 @@ def hydrate(
         limit=limit or len(keys),
         ascending=ascending,
     )
+    return _items(entries, reader_id=reader_id, following=following)
+
+
+def _items(entries: list[Post], *, reader_id: int, following: int) -> list[FeedItem]:
+    """Feed items of the shown entries, with who reposted each original (one query,
+    only when a post shown was reposted)."""
     reposted = [
         original
         for original in (post.repost_of or post for post in entries)
@@ -321,3 +343,66 @@ def hydrate(
         )
         for post in entries
     ]
+
+
+@dataclass(frozen=True)
+class Prelude:
+    """A statement read in the round trip of a page's entries statement: its rows come
+    back first, and the entries are read only when ``holds`` (SQL over its columns,
+    alias ``pre``) does; its parameters are the statement's too."""
+
+    sql: str
+    params: dict[str, object]
+    holds: str
+    width: int  # its columns
+
+
+# The prelude's rows, whether its condition holds, then the entries (none unless it
+# does: over the prelude's columns alone, the condition is a one-time filter that
+# PostgreSQL checks before it reads anything).
+_AFTER_PRELUDE_SQL = """
+SELECT pre.*, ({holds}) AS holds, e.*
+FROM ({prelude}) pre
+LEFT JOIN LATERAL ({entries}) e ON TRUE
+ORDER BY e.entry_key {direction}
+"""
+
+
+def follows_a_prelude() -> bool:
+    """Whether ``hydrate_after`` may be called: on PostgreSQL, outside the routed form
+    (on Citus the entries are several statements, each routed by its shard key)."""
+    return connection.vendor == "postgresql" and not _routed()
+
+
+def hydrate_after(
+    prelude: Prelude, keys: list[str], *, reader_id: int, following: int, limit: int
+) -> tuple[list[tuple], list[FeedItem] | None]:
+    """``hydrate`` (newest first) in the round trip of ``prelude``: the prelude's rows
+    (their first ``prelude.width`` columns), and the items, None unless its
+    condition held."""
+    params = _entries_params(reader_id, following=following, limit=limit)
+    clash = {name for name, value in prelude.params.items() if params.get(name, value) != value}
+    if clash:
+        raise ValueError(f"the prelude's parameters {sorted(clash)} clash with the entries'")
+    params.update(prelude.params)
+    holding = held.enabled()
+    entries_sql = _entries_sql(
+        holding=holding,
+        ascending=False,
+        among_keys=post_sql.among(keys, params, "keys"),
+        holds=prelude.holds,
+    )
+    sql = _AFTER_PRELUDE_SQL.format(
+        holds=prelude.holds, prelude=prelude.sql, entries=entries_sql, direction="DESC"
+    )
+    with connection.cursor() as db:
+        db.execute(sql, params)
+        rows = db.fetchall()
+    width = prelude.width
+    preludes = [row[:width] for row in rows]
+    if not rows or not rows[0][width]:
+        return preludes, None
+    # Past the prelude's columns and "holds": the entry's key, then its columns.
+    shown = [row[width + 2 :] for row in rows if row[width + 1] is not None]
+    entries = _held_entries(shown) if holding else _entries_of(shown)
+    return preludes, _items(entries, reader_id=reader_id, following=following)

@@ -5,15 +5,16 @@ time; ``new_entries_count`` is the "N new posts" notice.
 """
 
 import logging
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
-from timelines import inbox, pull
+from timelines import entries, inbox, pull
 from timelines.entries import FeedItem, hydrate
-from timelines.inbox import Inbox, NotBuilt
+from timelines.inbox import Inbox, NotBuilt, OpenInbox
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +82,65 @@ def _window(
     return keys
 
 
+@dataclass
+class _Window:
+    opened: OpenInbox
+    keys: list[str]
+    items: list[FeedItem]
+
+
+def _first_window(
+    reader: User, *, cursor: Cursor, size: int, limit: int, notices: list[str]
+) -> _Window:
+    """The inbox opened, and the first window's keys and items.
+
+    Where it can, in two round trips instead of three: the cache read first,
+    under the generation this process last saw, then the entries statement
+    with the state statement as its prelude, which reads the entries only if
+    the state bears the read out (the inbox built, the cache of that
+    generation, no author pulled). A window shorter than ``size`` ran past the
+    inbox's oldest entry; if it shows a page all the same, what a pull would
+    add below it cannot be on the page. Otherwise the steps go one by one from
+    the state read, the inbox read from kept if the state names its generation
+    (``Inbox.cached_older`` remembers what it read).
+    """
+    opened = read = None
+    guess = inbox.seen_generation()
+    if cursor.after is None and guess is not None and entries.follows_a_prelude():
+        read = Inbox(reader.pk, generation=guess)
+        keys = read.cached_older(cursor.before, size)
+        if keys is not None and len(keys) > limit:  # fewer cannot show a page
+            states, items = entries.hydrate_after(
+                inbox.state_prelude(reader.pk, guess),
+                keys,
+                reader_id=reader.pk,
+                following=reader.following_count,
+                limit=limit + 1,
+            )
+            opened = inbox.opened_from(reader.pk, states, read=read)
+            if items is not None and (len(keys) == size or len(items) > limit):
+                assert opened is not None  # the prelude held: built
+                return _Window(opened, keys, items)
+    if opened is None:
+        opened = inbox.open_built(reader.pk, following=reader.following_count, read=read)
+    keys = _window(
+        reader_id=reader.pk,
+        source=opened.inbox,
+        pulled=opened.pulled,
+        cursor=cursor,
+        limit=size,
+        notices=notices,
+    )
+    items = hydrate(
+        keys,
+        reader_id=reader.pk,
+        following=reader.following_count,
+        limit=limit + 1,
+        ascending=cursor.newer_pages,
+    )
+    return _Window(opened, keys, items)
+
+
 def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page[FeedItem]:
     """One page of the reader's home feed, newest first.
 
@@ -88,19 +148,26 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     named as one: ``inbox.open_built``); the rest reads.
     """
     limit = page_size(limit)
-    opened = inbox.open_built(reader.pk, following=reader.following_count)
     notices: list[str] = []
-    items: list[FeedItem] = []
-    window = cursor
     # Keys are read WINDOW_FACTOR times wider than the page: the feed drops
     # some (a post shown at a newer repost, a deletion or an unfollow not yet
     # cleaned out), and the entries query keeps only the page's worth.
     size = WINDOW_FACTOR * (limit + 1)
-    for _ in range(MAX_WINDOWS):
+    first = _first_window(reader, cursor=cursor, size=size, limit=limit, notices=notices)
+    keys, items = first.keys, first.items
+    for _ in range(MAX_WINDOWS - 1):
+        if len(items) > limit or len(keys) < size:
+            break
+        # More than the page's worth of keys were dropped: read on, wider.
+        if cursor.newer_pages:
+            window = Cursor(after=keys[-1])
+        else:
+            window = Cursor(before=keys[-1], after=cursor.after)
+        size *= 2
         keys = _window(
             reader_id=reader.pk,
-            source=opened.inbox,
-            pulled=opened.pulled,
+            source=first.opened.inbox,
+            pulled=first.opened.pulled,
             cursor=window,
             limit=size,
             notices=notices,
@@ -112,14 +179,6 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
             limit=limit + 1 - len(items),
             ascending=cursor.newer_pages,
         )
-        if len(items) > limit or len(keys) < size:
-            break
-        # More than the page's worth of keys were dropped: read on, wider.
-        if cursor.newer_pages:
-            window = Cursor(after=keys[-1])
-        else:
-            window = Cursor(before=keys[-1], after=cursor.after)
-        size *= 2
     page = make_page(items, cursor=cursor, limit=limit, key=lambda item: item.key)
     page.notices = notices
     return page

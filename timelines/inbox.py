@@ -14,6 +14,7 @@ is the Redis adapter beneath.
   docstring of ``timelines.cache`` says why that order is safe).
 """
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from relations.selectors import followee_ids, is_following
 from relations.visibility import is_muted, sql_followed_or_self
 from timelines import cache, outbox, pull, rebuild
 from timelines.cache import CachedInbox
+from timelines.entries import Prelude
 from timelines.models import CacheGeneration, InboxEntry, InboxState, PullAuthor
 
 
@@ -43,6 +45,7 @@ class Inbox:
         self.reader_id = reader_id
         self._generation = generation
         self._rows: list[str] | None = None  # the table's keys, newest first, once read
+        self._cached: dict[tuple[str | None, int], list[str] | None] = {}  # cache reads
 
     @property
     def cap(self) -> int:
@@ -54,8 +57,13 @@ class Inbox:
         return InboxState.objects.filter(reader_id=self.reader_id).exists()
 
     def mark_stale(self) -> None:
-        """The reader may have missed pushes: rebuild before the next read."""
+        """The reader may have missed pushes: rebuild before the next read.
+
+        The cache goes too: a page reads it before the state (``timelines.feed``),
+        so a rebuild finishing between the two must not find it there.
+        """
         InboxState.objects.filter(reader_id=self.reader_id).update(built_at=None)
+        cache.drop(self.reader_id)
 
     # --- writes ---------------------------------------------------------------
 
@@ -153,10 +161,15 @@ class Inbox:
     # --- reads ----------------------------------------------------------------
 
     @property
-    def cached(self) -> CachedInbox:
+    def generation(self) -> int:
+        """The cache generation it reads under (read when first asked, unless given)."""
         if self._generation is None:
             self._generation = cache.generation()
-        return CachedInbox(self.reader_id, self._generation)
+        return self._generation
+
+    @property
+    def cached(self) -> CachedInbox:
+        return CachedInbox(self.reader_id, self.generation)
 
     def _table(self) -> list[str]:
         """The whole inbox from the table, newest first; fills the cache on the way."""
@@ -172,9 +185,17 @@ class Inbox:
                 cached.finish_fill(token, self._rows)
         return self._rows
 
+    def cached_older(self, before: str | None, limit: int) -> list[str] | None:
+        """``older`` from the cache alone, None on a miss; read once per window (a page
+        may read its first window before it knows the inbox is the one to read)."""
+        window = (before, limit)
+        if window not in self._cached:
+            self._cached[window] = self.cached.older(before, limit)
+        return self._cached[window]
+
     def older(self, before: str | None, limit: int) -> list[str]:
         """Up to ``limit`` keys below ``before`` (or the newest), newest first."""
-        keys = self.cached.older(before, limit)
+        keys = self.cached_older(before, limit)
         if keys is not None:
             return keys
         rows = self._table()
@@ -246,47 +267,91 @@ class OpenInbox:
     pulled: list[int]
 
 
-# The state row, the generation and each pulled author the reader follows (or is),
-# a row each, or one row with none: a page's one statement before it reads keys.
-# Most readers of a microblog follow some big account; asking for them apart
-# cost such a page a QuerySet (0.5 ms of CPU) on top of this statement.
+# Whether the inbox is built, the cache generation and each pulled author the
+# reader follows (or is), a row each, or one row with none (no row: the inbox is
+# not kept): what every page needs before it reads keys. Most readers of a
+# microblog follow some big account; asking for them apart cost such a page a
+# QuerySet (0.5 ms of CPU). Alone it is a page's first statement; as a page's
+# prelude (``state_prelude``) it rides in the entries statement's round trip.
 _STATE_SQL = """
-SELECT s.built_at, (SELECT g.value FROM {generation} g WHERE g.id = 1), pa.author_id
+SELECT s.built_at IS NOT NULL AS built,
+       COALESCE((SELECT g.value FROM {generation} g WHERE g.id = 1), 0) AS generation,
+       pa.author_id AS pulled
 FROM {state} s LEFT JOIN {pull} pa ON {followed}
 WHERE s.reader_id = %(viewer)s
 """
+STATE_WIDTH = 3  # its columns
 
 
-def _read_state(reader_id: int) -> OpenInbox | None:
-    """One query for what every page needs before it reads keys; None unless built."""
-    sql = _STATE_SQL.format(
+@functools.cache
+def _state_sql() -> str:
+    return _STATE_SQL.format(
         generation=CacheGeneration._meta.db_table,
         pull=PullAuthor._meta.db_table,
         followed=sql_followed_or_self("pa.author_id"),
         state=InboxState._meta.db_table,
     )
-    with connection.cursor() as db:
-        db.execute(sql, {"viewer": reader_id})
-        rows = db.fetchall()
-    if not rows or rows[0][0] is None:
+
+
+# The generation the last state read in this process found, by database: what a
+# page's cache read goes by before the state is read (``state_prelude``).
+_seen: dict[str, int] = {}
+
+
+def seen_generation() -> int | None:
+    """The cache generation this process last read, or None before its first read."""
+    return _seen.get(connection.settings_dict["NAME"])
+
+
+def state_prelude(reader_id: int, generation: int) -> Prelude:
+    """The state statement as a page's prelude, holding when the keys a cache read under
+    ``generation`` found are the page's: the inbox built, its cache of that
+    generation, no author pulled (so one row)."""
+    return Prelude(
+        sql=_state_sql(),
+        params={"viewer": reader_id, "guess": generation},
+        holds="pre.built AND pre.generation = %(guess)s AND pre.pulled IS NULL",
+        width=STATE_WIDTH,
+    )
+
+
+def opened_from(
+    reader_id: int, rows: list[tuple], *, read: Inbox | None = None
+) -> OpenInbox | None:
+    """The inbox as the state statement's rows say (their first STATE_WIDTH columns),
+    or None unless it is built. ``read``, an inbox read from already, is kept when
+    the rows name its generation."""
+    if not rows or not rows[0][0]:
         return None
-    pulled = [author_id for _, _, author_id in rows if author_id is not None]
-    return OpenInbox(Inbox(reader_id, generation=rows[0][1] or 0), pulled=pulled)
+    generation = rows[0][1]
+    _seen[connection.settings_dict["NAME"]] = generation
+    if read is None or read.generation != generation:
+        read = Inbox(reader_id, generation=generation)
+    pulled = {row[2] for row in rows if row[2] is not None}
+    return OpenInbox(read, pulled=sorted(pulled))
+
+
+def _read_state(reader_id: int, *, read: Inbox | None = None) -> OpenInbox | None:
+    """One query for what every page needs before it reads keys; None unless built."""
+    with connection.cursor() as db:
+        db.execute(_state_sql(), {"viewer": reader_id})
+        return opened_from(reader_id, db.fetchall(), read=read)
 
 
 REBUILD_QUEUED = "rebuild-queued:{}"  # a cache key: this reader's rebuild is on its way
 
 
-def open_built(reader_id: int, *, following: int) -> OpenInbox:
+def open_built(reader_id: int, *, following: int, read: Inbox | None = None) -> OpenInbox:
     """The reader's inbox, built first when it is not (never visited, or back after
     missing pushes): the step a home page takes before it reads.
 
     A reader who follows more than FEED_REBUILD_INLINE_FOLLOWING accounts does not
     wait for that: the rebuild (thousands of authors' posts) is queued, and until it
     is done the pages are pulled, which ``timelines.pull.merged`` does in two
-    passes (seed 000's answer to readers who follow thousands).
+    passes (seed 000's answer to readers who follow thousands). ``read``: as for
+    ``opened_from``, kept only when the inbox was built already.
     """
-    opened = _read_state(reader_id)
+    opened = _read_state(reader_id, read=read)
     if opened is not None:
         return opened
     if following > settings.FEED_REBUILD_INLINE_FOLLOWING:

@@ -526,6 +526,13 @@ class FeedMachine(RuleBasedStateMachine):
             redis.flushdb()
 
     @rule()
+    def lose_a_cache_write(self) -> None:
+        """A write to Redis failed: the generation moves on, and the caches of the last
+        one stay in Redis, missing what comes next (a page reads the cache before
+        it reads the generation: timelines.feed._first_window)."""
+        cache.invalidate_all("a write to Redis failed")
+
+    @rule()
     def check_every_feed(self) -> None:
         """Every reader's feed, page by page from both ends and between them, equals
         the reference's pages at the same cursors, and shows what it says."""

@@ -13,7 +13,7 @@ from posts.services import create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unmute
 from tests.factories import UserFactory
 from timelines import inbox, pull
-from timelines.feed import PULL_FAILED_NOTICE, home_feed
+from timelines.feed import PULL_FAILED_NOTICE, WINDOW_FACTOR, home_feed
 from timelines.reference import pull_reference_keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -242,8 +242,11 @@ def test_a_page_of_collapsed_reposts_costs_the_same_queries_as_any_other(world):
         assert page.items
         return len(queries)
 
-    few = [create_post(author=author, text=f"few {n}") for n in range(2)]
-    repost(user=friend, post=few[0])
+    # More posts than a window of keys holds, one of them reposted: the first window
+    # is full and shows a page, as it does after the reposts below.
+    window = WINDOW_FACTOR * 21
+    before = [create_post(author=author, text=f"before {n}") for n in range(window + 1)]
+    repost(user=friend, post=before[0])
     baseline = queries_for_first_page()
     # 20 more posts, each also reposted: 20 entries of the window collapse away.
     for n in range(20):
