@@ -96,6 +96,7 @@ _ENTRY_VERSIONS = f"p.id, {held.sql_version('p', 'a')}, o.id, {held.sql_version(
 
 
 # Its texts, by form: a page formats one once per process (17 us a page otherwise).
+# A process talks to one kind of database (as feed_project.sharding assumes).
 @functools.lru_cache(maxsize=64)
 def _entries_sql(*, holding: bool, ascending: bool, among_keys: str, holds: str = "") -> str:
     """The entries statement; after a prelude (``holds``, its condition), it also
@@ -364,8 +365,13 @@ _AFTER_PRELUDE_SQL = """
 SELECT pre.*, ({holds}) AS holds, e.*
 FROM ({prelude}) pre
 LEFT JOIN LATERAL ({entries}) e ON TRUE
-ORDER BY e.entry_key {direction}
+ORDER BY e.entry_key DESC
 """
+
+
+@functools.lru_cache(maxsize=16)
+def _after_prelude_sql(prelude: str, holds: str, entries: str) -> str:
+    return _AFTER_PRELUDE_SQL.format(holds=holds, prelude=prelude, entries=entries)
 
 
 def follows_a_prelude() -> bool:
@@ -392,9 +398,7 @@ def hydrate_after(
         among_keys=post_sql.among(keys, params, "keys"),
         holds=prelude.holds,
     )
-    sql = _AFTER_PRELUDE_SQL.format(
-        holds=prelude.holds, prelude=prelude.sql, entries=entries_sql, direction="DESC"
-    )
+    sql = _after_prelude_sql(prelude.sql, prelude.holds, entries_sql)
     with connection.cursor() as db:
         db.execute(sql, params)
         rows = db.fetchall()

@@ -76,3 +76,12 @@ def test_the_scripts_keep_and_read_an_inbox_as_the_model_does(filled, steps):
             after, most = args
             assert inbox.count_newer(after, most) == min(sum(k > after for k in model), most)
     assert inbox.older(None, CAP + 1) == model  # the whole list: newest first, once each
+
+
+def test_a_read_loads_its_script_again_when_the_server_forgot_it():
+    cache.drop(READER)
+    inbox = cache.CachedInbox(READER, cache.generation())
+    assert inbox.finish_fill(inbox.begin_fill(), KEYS[::-1])
+    inbox.redis.script_flush()  # as a restarted or failed-over server has none
+
+    assert inbox.older(None, 3) == KEYS[::-1][:3]
