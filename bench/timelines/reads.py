@@ -65,7 +65,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             f"the pull models ask for {limit + 1} keys, as home_feed does (one more than a page); "
             "the plain query is Post.objects.visible().filter(author_id__in=followees + reader)"
             ".order_by('-timeline_key')[:limit], the followees read first or (the second "
-            "form) as a subquery: the best pull is the fastest of the four",
+            "form) as a subquery: the target's baseline is the faster of the two",
         ],
     )
     verdicts = []
@@ -110,32 +110,36 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         cached, statements = timings["home_feed, cache warm"], counts["home_feed, cache warm"]
         floor = measure(_round_trips(statements), samples=options.samples, warmup=options.warmup)
         table.rows.append(timing_row(f"page {number}: its round trips alone", floor, statements))
-        pulled = min(
+        # The target's baseline is the best plain query (issue 11: "the best plain
+        # pull query", beside "the per-author one"): what a Django developer writes
+        # without the engine. The engine's own per-author pull is printed beside it.
+        plain = min(
             timings[label].p50
             for label in (
-                "pull_keys + hydrate",
-                "pull_reference_keys + hydrate",
                 "plain query + hydrate",
                 "plain query, follows as a subquery + hydrate",
             )
         )
+        per_author = timings["pull_keys + hydrate"].p50
         forms = [
             keys(reader_id=reader.pk, cursor=page_cursor, limit=limit + 1)
             for keys in (_plain_keys, _plain_subquery_keys)
         ]
         table.notes.append(
-            f"page {number}: 10x the best pull asks for a page in {format_ms(pulled / 10)}; "
-            f"its round trips alone take {format_ms(floor.p50)}; the two plain forms "
-            f"return the same keys: {'yes' if forms[0] == forms[1] else 'NO'}"
+            f"page {number}: 10x the best plain query asks for a page in "
+            f"{format_ms(plain / 10)}; its round trips alone take {format_ms(floor.p50)}; "
+            f"the cached page is {per_author / cached.p50:.1f}x faster than the engine's "
+            f"per-author pull; the two plain forms return the same keys: "
+            f"{'yes' if forms[0] == forms[1] else 'NO'}"
         )
         verdicts.append(
             Verdict(
                 figure=f"Home page {number}, cached, p50",
                 measured=format_ms(cached.p50),
-                baseline=f"{format_ms(pulled)} best pull",
-                ratio=f"{pulled / cached.p50:.1f}x faster",
+                baseline=f"{format_ms(plain)} best plain query",
+                ratio=f"{plain / cached.p50:.1f}x faster",
                 target=">= 10x faster",
-                met=pulled >= 10 * cached.p50,
+                met=plain >= 10 * cached.p50,
             )
         )
         verdicts.append(
