@@ -309,7 +309,7 @@ FEED_BIG_ACCOUNT_FOLLOWERS: int = _read("FEED_BIG_ACCOUNT_FOLLOWERS", "int", 10_
 FEED_REBUILD_PER_AUTHOR: int = _read("FEED_REBUILD_PER_AUTHOR", "int", 50)
 # A first visit (or a return after missing pushes) rebuilds the inbox before the
 # page when the reader follows at most this many accounts; above it the rebuild
-# is queued and the pages are pulled until it is done (timelines.inbox.open_built).
+# is queued and the pages are pulled until it is done (timelines.opening.open_built).
 FEED_REBUILD_INLINE_FOLLOWING: int = _read("FEED_REBUILD_INLINE_FOLLOWING", "int", 2000)
 FEED_CACHE_TTL_DAYS: int = _read("FEED_CACHE_TTL_DAYS", "int", 3)
 # The home feed's entries (timelines.entries) and the pull (timelines.pull) in

@@ -22,6 +22,7 @@ from posts import sql as post_sql
 from posts.models import Post
 from relations.visibility import sql_self_and_followees, standing
 from timelines import held
+from timelines.reposters import reposted_by, reposts_scanned_most
 
 
 @dataclass
@@ -80,12 +81,6 @@ _NEWER_SHOWN_REPOST_SQL = """(CASE
 END)"""
 
 
-def reposts_scanned_most(following: int) -> int:
-    """The most reposts of an original scanned for a reader who follows ``following``
-    people; past it, the reader and the people they follow are probed instead."""
-    return settings.FEED_REPOSTS_SCANNED_PER_FOLLOWEE * (following + 1)
-
-
 _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
 # _ENTRIES_SQL selects a post's columns with its author's as posts.sql.post_of
 # reads them, for the entry, then for its original.
@@ -127,18 +122,42 @@ def _entries_params(reader_id: int, *, following: int, limit: int) -> dict[str, 
     }
 
 
+def _read_entries(
+    keys: list[str],
+    *,
+    reader_id: int,
+    following: int,
+    limit: int,
+    ascending: bool,
+    prelude: "Prelude | None" = None,
+) -> tuple[list[tuple], bool]:
+    """The entries statement's rows (after a prelude's, when given), and whether they
+    carry versions of held posts rather than the posts' columns."""
+    params = _entries_params(reader_id, following=following, limit=limit)
+    if prelude is not None:
+        params.update(prelude.params)  # its %(viewer)s is the reader too
+    holding = held.enabled()
+    sql = _entries_sql(
+        holding=holding,
+        ascending=ascending,
+        among_keys=post_sql.among(keys, params, "keys"),
+        holds=prelude.holds if prelude is not None else "",
+    )
+    if prelude is not None:
+        sql = _after_prelude_sql(prelude.sql, prelude.holds, sql)
+    with connection.cursor() as db:
+        db.execute(sql, params)
+        return db.fetchall(), holding
+
+
 def _shown_entries(
     keys: list[str], *, reader_id: int, following: int, limit: int, ascending: bool
 ) -> list[Post]:
     """The first ``limit`` entries among these keys that the reader's feed shows,
     in scan order, with their authors and originals loaded."""
-    params = _entries_params(reader_id, following=following, limit=limit)
-    holding = held.enabled()
-    among_keys = post_sql.among(keys, params, "keys")
-    sql = _entries_sql(holding=holding, ascending=ascending, among_keys=among_keys)
-    with connection.cursor() as db:
-        db.execute(sql, params)
-        rows = db.fetchall()
+    rows, holding = _read_entries(
+        keys, reader_id=reader_id, following=following, limit=limit, ascending=ascending
+    )
     return _held_entries(rows) if holding else _entries_of(rows)
 
 
@@ -169,61 +188,6 @@ def _entries_of(rows: list[tuple]) -> list[Post]:
             post.repost_of = post_sql.post_of(row[width:])
         entries.append(post)
     return entries
-
-
-# Who of the people the reader follows (or the reader) reposted these originals:
-# the rule as SQL, as in the entries statement (as a QuerySet, building the
-# rule's subqueries cost 2.6 ms of CPU a page; issue 11). Each original's
-# reposts are found from the smaller side, as there: scanned, or probed once per
-# person the reader follows (a scalar subquery per person and original).
-_SCANNED_REPOSTERS_SQL = """
-SELECT r.repost_of_id, a.id, a.username, a.display_name, a.avatar, r.timeline_key
-FROM {post} r
-JOIN {user} a ON a.id = r.author_id
-WHERE r.repost_of_id {among_post_ids} AND {shown_repost}
-"""
-_PROBED_REPOSTERS_SQL = """
-SELECT hit.original_id, a.id, a.username, a.display_name, a.avatar, hit.timeline_key
-FROM (
-    SELECT o.id AS original_id, w.id AS reposter_id,
-      (SELECT r.timeline_key FROM {post} r
-       WHERE r.author_id = w.id AND r.repost_of_id = o.id AND {shown_repost}
-       LIMIT 1) AS timeline_key
-    FROM {self_and_followees} w CROSS JOIN {post} o
-    WHERE o.id {among_post_ids}) hit
-JOIN {user} a ON a.id = hit.reposter_id
-WHERE hit.timeline_key IS NOT NULL
-"""
-
-
-def _reposters(reader_id: int, originals: list[Post], *, following: int) -> dict[str, list[User]]:
-    """Live reposts of these posts by people the reader follows (or the reader), newest
-    first: their authors by the original's id."""
-    scan_most = reposts_scanned_most(following)
-    scanned = [o.pk for o in originals if o.repost_count <= scan_most]
-    probed = [o.pk for o in originals if o.repost_count > scan_most]
-    params: dict[str, object] = {"viewer": reader_id}
-    legs = [
-        leg.format(
-            post=Post._meta.db_table,
-            user=User._meta.db_table,
-            self_and_followees=sql_self_and_followees(),
-            among_post_ids=post_sql.among(chosen, params, name),
-            shown_repost=visibility.sql_shown_repost_of("r"),
-        )
-        for leg, chosen, name in (
-            (_SCANNED_REPOSTERS_SQL, scanned, "scanned"),
-            (_PROBED_REPOSTERS_SQL, probed, "probed"),
-        )
-        if chosen
-    ]
-    sql = " UNION ALL ".join(legs) + " ORDER BY 6 DESC"
-    reposters: dict[str, list[User]] = {}
-    with connection.cursor() as db:
-        db.execute(sql, params)
-        for original_id, *author, _ in db.fetchall():
-            reposters.setdefault(original_id, []).append(post_sql.author_of(tuple(author)))
-    return reposters
 
 
 # --- the routed form, for a Citus cluster ----------------------------------------
@@ -335,7 +299,7 @@ def _items(entries: list[Post], *, reader_id: int, following: int) -> list[FeedI
         for original in (post.repost_of or post for post in entries)
         if original.repost_count
     ]
-    reposters = _reposters(reader_id, reposted, following=following) if reposted else {}
+    reposters = reposted_by(reader_id, reposted, following=following) if reposted else {}
     return [
         FeedItem(
             key=post.timeline_key,
@@ -386,22 +350,14 @@ def hydrate_after(
     """``hydrate`` (newest first) in the round trip of ``prelude``: the prelude's rows
     (their first ``prelude.width`` columns), and the items, None unless its
     condition held."""
-    params = _entries_params(reader_id, following=following, limit=limit)
-    clash = {name for name, value in prelude.params.items() if params.get(name, value) != value}
-    if clash:
-        raise ValueError(f"the prelude's parameters {sorted(clash)} clash with the entries'")
-    params.update(prelude.params)
-    holding = held.enabled()
-    entries_sql = _entries_sql(
-        holding=holding,
+    rows, holding = _read_entries(
+        keys,
+        reader_id=reader_id,
+        following=following,
+        limit=limit,
         ascending=False,
-        among_keys=post_sql.among(keys, params, "keys"),
-        holds=prelude.holds,
+        prelude=prelude,
     )
-    sql = _after_prelude_sql(prelude.sql, prelude.holds, entries_sql)
-    with connection.cursor() as db:
-        db.execute(sql, params)
-        rows = db.fetchall()
     width = prelude.width
     preludes = [row[:width] for row in rows]
     if not rows or not rows[0][width]:

@@ -12,9 +12,10 @@ from django.db import DatabaseError, connection, transaction
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
-from timelines import entries, inbox, pull
+from timelines import entries, opening, pull
 from timelines.entries import FeedItem, hydrate
-from timelines.inbox import Inbox, NotBuilt, OpenInbox
+from timelines.inbox import Inbox
+from timelines.opening import NotBuilt, OpenInbox
 
 logger = logging.getLogger(__name__)
 
@@ -105,24 +106,24 @@ def _first_window(
     (``Inbox.cached_older`` remembers what it read).
     """
     opened = read = None
-    guess = inbox.seen_generation()
+    guess = opening.seen_generation()
     if cursor.after is None and guess is not None and entries.follows_a_prelude():
         read = Inbox(reader.pk, generation=guess)
         keys = read.cached_older(cursor.before, size)
         if keys is not None and len(keys) > limit:  # fewer cannot show a page
             states, items = entries.hydrate_after(
-                inbox.state_prelude(reader.pk, guess),
+                opening.state_prelude(reader.pk, guess),
                 keys,
                 reader_id=reader.pk,
                 following=reader.following_count,
                 limit=limit + 1,
             )
-            opened = inbox.opened_from(reader.pk, states, read=read)
+            opened = opening.opened_from(reader.pk, states, read=read)
             if items is not None and (len(keys) == size or len(items) > limit):
                 assert opened is not None  # the prelude held: built
                 return _Window(opened, keys, items)
     if opened is None:
-        opened = inbox.open_built(reader.pk, following=reader.following_count, read=read)
+        opened = opening.open_built(reader.pk, following=reader.following_count, read=read)
     keys = _window(
         reader_id=reader.pk,
         source=opened.inbox,
@@ -145,7 +146,7 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     """One page of the reader's home feed, newest first.
 
     Its first step builds the reader's inbox when it is not built (a write,
-    named as one: ``inbox.open_built``); the rest reads.
+    named as one: ``opening.open_built``); the rest reads.
     """
     limit = page_size(limit)
     notices: list[str] = []

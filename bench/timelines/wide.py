@@ -22,7 +22,7 @@ from bench.timelines.world import insert_follows, set_counters
 from feed_project.pagination import Cursor
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines import feed, inbox
+from timelines import feed, opening
 from timelines.entries import hydrate
 from timelines.inbox import Inbox
 
@@ -75,7 +75,7 @@ def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[V
         # A first visit queues the rebuild; the mark says one is on its way, so
         # the timed visits do not queue more (a worker would run them beside).
         forget_inbox(reader_id)
-        django_cache.set(inbox.REBUILD_QUEUED.format(reader_id), 1, timeout=None)
+        django_cache.set(opening.REBUILD_QUEUED.format(reader_id), 1, timeout=None)
 
     log(f"wide reader: first page x {options.samples}")
     page, page_queries = measure_and_count(
@@ -87,7 +87,7 @@ def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[V
         Inbox(reader_id).rebuild, samples=runs, warmup=1, setup=away_with_rebuild_queued
     )
     forget_inbox(reader_id)
-    django_cache.delete(inbox.REBUILD_QUEUED.format(reader_id))
+    django_cache.delete(opening.REBUILD_QUEUED.format(reader_id))
     log(f"wide reader: plain queries x {options.samples}")
     listed, listed_queries = measure_and_count(
         by_list, samples=options.samples, warmup=options.warmup

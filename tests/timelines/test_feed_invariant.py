@@ -53,8 +53,8 @@ from relations.services import (
 from timelines import cache, pull
 from timelines.cache import SENTINEL
 from timelines.feed import home_feed
-from timelines.inbox import REBUILD_QUEUED
 from timelines.models import InboxEntry, PullAuthor
+from timelines.opening import REBUILD_QUEUED
 from timelines.reference import UNAVAILABLE, pull_reference_keys, reference_item
 from timelines.tasks import trim_inboxes
 

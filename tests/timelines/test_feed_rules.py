@@ -12,7 +12,7 @@ from posts.models import Post
 from posts.services import create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unmute
 from tests.factories import UserFactory
-from timelines import inbox, pull
+from timelines import opening, pull
 from timelines.feed import PULL_FAILED_NOTICE, WINDOW_FACTOR, home_feed
 from timelines.reference import pull_reference_keys
 
@@ -221,7 +221,7 @@ def test_a_page_merges_in_the_big_accounts_its_reader_follows_or_is_and_no_other
     for person in (reader, friend, author, stranger):
         create_post(author=person, text=f"pulled, by {person.username}")
 
-    opened = inbox.open_built(reader.pk, following=2)
+    opened = opening.open_built(reader.pk, following=2)
 
     assert sorted(opened.pulled) == sorted([reader.pk, friend.pk, author.pk])
     assert [post_id for post_id, _ in feed(reader)] == [

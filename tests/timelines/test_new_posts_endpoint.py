@@ -83,7 +83,7 @@ def test_it_costs_at_most_three_queries_and_no_feed_computation(
     def no_feed(*args, **kwargs):
         raise AssertionError("the endpoint computed a feed")
 
-    for name in ("home_feed", "hydrate", "pull.reader_keys", "inbox.open_built"):
+    for name in ("home_feed", "hydrate", "pull.reader_keys", "opening.open_built"):
         monkeypatch.setattr(f"timelines.feed.{name}", no_feed)
     monkeypatch.setattr("timelines.inbox.Inbox.rebuild", no_feed)
     with CaptureQueriesContext(connection) as queries, django_assert_max_num_queries(3):

@@ -9,7 +9,7 @@ from feed_project.pagination import Cursor
 from posts.services import create_post, repost
 from relations.services import follow, mute
 from tests.factories import UserFactory
-from timelines import inbox
+from timelines import opening
 from timelines.feed import home_feed
 from timelines.models import InboxEntry, InboxState
 from timelines.reference import pull_reference_keys
@@ -66,7 +66,7 @@ def pages(reader) -> list[str]:
 
 
 def test_while_its_rebuild_is_on_its_way_the_feed_is_pulled_page_by_page(wide):
-    django_cache.set(inbox.REBUILD_QUEUED.format(wide.pk), 1)  # queued by an earlier visit
+    django_cache.set(opening.REBUILD_QUEUED.format(wide.pk), 1)  # queued by an earlier visit
 
     keys = pages(wide)
 
@@ -75,7 +75,7 @@ def test_while_its_rebuild_is_on_its_way_the_feed_is_pulled_page_by_page(wide):
 
 
 def test_the_first_visit_queues_the_rebuild_once(wide):
-    django_cache.delete(inbox.REBUILD_QUEUED.format(wide.pk))
+    django_cache.delete(opening.REBUILD_QUEUED.format(wide.pk))
 
     pages(wide)  # in process (eager tasks), the queued rebuild runs at once
 
@@ -88,7 +88,7 @@ def test_the_first_visit_queues_the_rebuild_once(wide):
 
 def test_a_reader_at_the_limit_waits_for_the_rebuild(wide, settings):
     settings.FEED_REBUILD_INLINE_FOLLOWING = 6
-    django_cache.set(inbox.REBUILD_QUEUED.format(wide.pk), 1)  # not consulted
+    django_cache.set(opening.REBUILD_QUEUED.format(wide.pk), 1)  # not consulted
 
     pages(wide)
 

@@ -1,0 +1,140 @@
+"""Opening a reader's inbox for a page: the state statement, and the rebuild when the
+inbox is not built.
+
+A page needs three things before it reads keys (``timelines.feed``): whether
+the inbox is built, the cache generation, and the pulled authors the reader
+follows. One statement reads them, alone or as the prelude of the page's
+entries statement (``state_prelude``), after a cache read under the
+generation this process last saw (``seen_generation``).
+"""
+
+import functools
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache as django_cache
+from django.db import connection
+
+from relations.visibility import sql_followed_or_self
+from timelines import outbox
+from timelines.entries import Prelude
+from timelines.inbox import Inbox
+from timelines.models import CacheGeneration, InboxState, PullAuthor
+
+
+class NotBuilt:
+    """The source of a visit that does not wait for its inbox's rebuild: it holds
+    nothing and covers nothing, so ``timelines.feed`` pulls every window."""
+
+    def older(self, before: str | None, limit: int) -> list[str]:
+        return []
+
+    def newer(self, after: str, limit: int) -> tuple[list[str], bool]:
+        return [], False
+
+
+@dataclass(frozen=True)
+class OpenInbox:
+    """A source of keys ready to read, and the pulled authors among its reader's
+    followees and the reader, whose posts it does not hold: a page merges theirs in."""
+
+    inbox: Inbox | NotBuilt
+    pulled: list[int]
+
+
+# Whether the inbox is built, the cache generation and each pulled author the
+# reader follows (or is), a row each, or one row with none (no row: the inbox is
+# not kept): what every page needs before it reads keys. Most readers of a
+# microblog follow some big account; asking for them apart cost such a page a
+# QuerySet (0.5 ms of CPU). Alone it is a page's first statement; as a page's
+# prelude (``state_prelude``) it rides in the entries statement's round trip.
+_STATE_SQL = """
+SELECT s.built_at IS NOT NULL AS built,
+       COALESCE((SELECT g.value FROM {generation} g WHERE g.id = 1), 0) AS generation,
+       pa.author_id AS pulled
+FROM {state} s LEFT JOIN {pull} pa ON {followed}
+WHERE s.reader_id = %(viewer)s
+"""
+STATE_WIDTH = 3  # its columns
+
+
+@functools.cache
+def _state_sql() -> str:
+    return _STATE_SQL.format(
+        generation=CacheGeneration._meta.db_table,
+        pull=PullAuthor._meta.db_table,
+        followed=sql_followed_or_self("pa.author_id"),
+        state=InboxState._meta.db_table,
+    )
+
+
+# The generation the last state read in this process found, by database: what a
+# page's cache read goes by before the state is read (``state_prelude``).
+_seen: dict[str, int] = {}
+
+
+def seen_generation() -> int | None:
+    """The cache generation this process last read, or None before its first read."""
+    return _seen.get(connection.settings_dict["NAME"])
+
+
+def state_prelude(reader_id: int, generation: int) -> Prelude:
+    """The state statement as a page's prelude, holding when the keys a cache read under
+    ``generation`` found are the page's: the inbox built, its cache of that
+    generation, no author pulled (so one row)."""
+    return Prelude(
+        sql=_state_sql(),
+        params={"viewer": reader_id, "guess": generation},
+        holds="pre.built AND pre.generation = %(guess)s AND pre.pulled IS NULL",
+        width=STATE_WIDTH,
+    )
+
+
+def opened_from(
+    reader_id: int, rows: list[tuple], *, read: Inbox | None = None
+) -> OpenInbox | None:
+    """The inbox as the state statement's rows say (their first STATE_WIDTH columns),
+    or None unless it is built. ``read``, an inbox read from already, is kept when
+    the rows name its generation."""
+    if not rows or not rows[0][0]:
+        return None
+    generation = rows[0][1]
+    _seen[connection.settings_dict["NAME"]] = generation
+    if read is None or read.generation != generation:
+        read = Inbox(reader_id, generation=generation)
+    pulled = {row[2] for row in rows if row[2] is not None}
+    return OpenInbox(read, pulled=sorted(pulled))
+
+
+def _read_state(reader_id: int, *, read: Inbox | None = None) -> OpenInbox | None:
+    """One query for what every page needs before it reads keys; None unless built."""
+    with connection.cursor() as db:
+        db.execute(_state_sql(), {"viewer": reader_id})
+        return opened_from(reader_id, db.fetchall(), read=read)
+
+
+REBUILD_QUEUED = "rebuild-queued:{}"  # a cache key: this reader's rebuild is on its way
+
+
+def open_built(reader_id: int, *, following: int, read: Inbox | None = None) -> OpenInbox:
+    """The reader's inbox, built first when it is not (never visited, or back after
+    missing pushes): the step a home page takes before it reads.
+
+    A reader who follows more than FEED_REBUILD_INLINE_FOLLOWING accounts does not
+    wait for that: the rebuild (thousands of authors' posts) is queued, and until it
+    is done the pages are pulled, which ``timelines.pull.merged`` does in two
+    passes (seed 000's answer to readers who follow thousands). ``read``: as for
+    ``opened_from``, kept only when the inbox was built already.
+    """
+    opened = _read_state(reader_id, read=read)
+    if opened is not None:
+        return opened
+    if following > settings.FEED_REBUILD_INLINE_FOLLOWING:
+        key = REBUILD_QUEUED.format(reader_id)
+        if django_cache.add(key, 1, timeout=settings.FEED_SWEEP_AFTER_SECONDS):
+            outbox.send("timelines.rebuild", reader_id)
+        return OpenInbox(NotBuilt(), pulled=[])  # the pull reads every followee
+    Inbox(reader_id).rebuild()
+    opened = _read_state(reader_id)
+    assert opened is not None  # the rebuild has just marked it built
+    return opened
