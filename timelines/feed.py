@@ -124,22 +124,31 @@ def _first_window(
                 return _Window(opened, keys, items)
     if opened is None:
         opened = opening.open_built(reader.pk, following=reader.following_count, read=read)
+    keys, items = _read(reader, opened, window=cursor, size=size, wanted=limit + 1, notices=notices)
+    return _Window(opened, keys, items)
+
+
+def _read(
+    reader: User, opened: OpenInbox, *, window: Cursor, size: int, wanted: int, notices: list[str]
+) -> tuple[list[str], list[FeedItem]]:
+    """A window's ``size`` keys, and the first ``wanted`` items they show."""
     keys = _window(
         reader_id=reader.pk,
         source=opened.inbox,
         pulled=opened.pulled,
-        cursor=cursor,
+        cursor=window,
         limit=size,
         notices=notices,
     )
+    # A window scans the way the page's cursor does (up for newer pages).
     items = hydrate(
         keys,
         reader_id=reader.pk,
         following=reader.following_count,
-        limit=limit + 1,
-        ascending=cursor.newer_pages,
+        limit=wanted,
+        ascending=window.newer_pages,
     )
-    return _Window(opened, keys, items)
+    return keys, items
 
 
 def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page[FeedItem]:
@@ -165,21 +174,15 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
         else:
             window = Cursor(before=keys[-1], after=cursor.after)
         size *= 2
-        keys = _window(
-            reader_id=reader.pk,
-            source=first.opened.inbox,
-            pulled=first.opened.pulled,
-            cursor=window,
-            limit=size,
+        keys, more = _read(
+            reader,
+            first.opened,
+            window=window,
+            size=size,
+            wanted=limit + 1 - len(items),
             notices=notices,
         )
-        items += hydrate(
-            keys,
-            reader_id=reader.pk,
-            following=reader.following_count,
-            limit=limit + 1 - len(items),
-            ascending=cursor.newer_pages,
-        )
+        items += more
     page = make_page(items, cursor=cursor, limit=limit, key=lambda item: item.key)
     page.notices = notices
     return page
