@@ -122,7 +122,10 @@ class Inbox:
 
         1. The state row is committed first, so fan-outs running from now on
            push to this inbox; a post committed during the rebuild is either
-           pulled or pushed.
+           pulled or pushed. A built inbox stays built meanwhile: readers see
+           the old inbox until the new one commits (a stale one was unbuilt by
+           ``mark_stale``), so a second rebuild of the same inbox (an operator's,
+           or a task run twice) never sends its readers to rebuild it again.
         2. The newest FEED_REBUILD_PER_AUTHOR posts of each followee (and the
            reader's own) are inserted. Where an author had more, the inbox is
            complete only above that author's oldest pulled key, so entries
@@ -132,12 +135,7 @@ class Inbox:
            the cache (the next read refills).
         """
         reader_id = self.reader_id
-        InboxState.objects.bulk_create(
-            [InboxState(reader_id=reader_id, built_at=None)],
-            update_conflicts=True,
-            unique_fields=["reader"],
-            update_fields=["built_at"],
-        )
+        InboxState.objects.bulk_create([InboxState(reader_id=reader_id)], ignore_conflicts=True)
         pulled = set(PullAuthor.objects.values_list("author_id", flat=True))
         with transaction.atomic():
             written = rebuild.write(

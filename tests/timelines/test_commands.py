@@ -8,7 +8,9 @@ from feed_project.pagination import Cursor
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
+from timelines import rebuild
 from timelines.feed import home_feed
+from timelines.inbox import Inbox
 from timelines.models import FanOut, InboxEntry, InboxState
 
 
@@ -98,3 +100,44 @@ def test_the_admin_shows_fan_out_lag_to_staff(readers, admin_client):
     assert response.status_code == 200
     content = response.content.decode().lower()
     assert "lag (ms)" in content and "1/1" in content  # one chunk of one follower, done
+
+
+def test_a_built_inbox_stays_built_while_it_is_rebuilt(readers, monkeypatch):
+    # The command's promise: readers see the old inbox until the new one is
+    # complete, instead of being sent to rebuild it themselves meanwhile.
+    _, built, _, post = readers
+    seen = []
+    write = rebuild.write
+
+    def write_and_look(*args, **kwargs):
+        seen.append(InboxState.objects.get(reader=built).built_at)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(rebuild, "write", write_and_look)
+    before = InboxState.objects.get(reader=built).built_at
+
+    run("rebuild_timelines", "--user", "built")
+
+    assert seen == [before] and before is not None
+    assert InboxState.objects.get(reader=built).built_at > before
+    assert post.timeline_key in InboxEntry.objects.filter(reader=built).values_list(
+        "timeline_key", flat=True
+    )
+
+
+def test_a_rebuild_of_a_stale_inbox_keeps_it_unbuilt_until_it_is_done(readers, monkeypatch):
+    _, built, _, _ = readers
+    Inbox(built.pk).mark_stale()
+    seen = []
+    write = rebuild.write
+
+    def write_and_look(*args, **kwargs):
+        seen.append(InboxState.objects.get(reader=built).built_at)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(rebuild, "write", write_and_look)
+
+    run("rebuild_timelines", "--user", "built")
+
+    assert seen == [None]
+    assert InboxState.objects.get(reader=built).built_at is not None
