@@ -102,10 +102,10 @@ def test_the_admin_shows_fan_out_lag_to_staff(readers, admin_client):
     assert "lag (ms)" in content and "1/1" in content  # one chunk of one follower, done
 
 
-def test_a_built_inbox_stays_built_while_it_is_rebuilt(readers, monkeypatch):
-    # The command's promise: readers see the old inbox until the new one is
-    # complete, instead of being sent to rebuild it themselves meanwhile.
-    _, built, _, post = readers
+@pytest.fixture
+def states_seen_by_rebuilds(readers, monkeypatch):
+    """``built``'s ``built_at`` as each rebuild found it just before it wrote."""
+    _, built, _, _ = readers
     seen = []
     write = rebuild.write
 
@@ -114,30 +114,31 @@ def test_a_built_inbox_stays_built_while_it_is_rebuilt(readers, monkeypatch):
         return write(*args, **kwargs)
 
     monkeypatch.setattr(rebuild, "write", write_and_look)
+    return seen
+
+
+def test_a_built_inbox_stays_built_while_it_is_rebuilt(readers, states_seen_by_rebuilds):
+    # The command's promise: readers see the old inbox until the new one is
+    # complete, instead of being sent to rebuild it themselves meanwhile.
+    _, built, _, post = readers
     before = InboxState.objects.get(reader=built).built_at
 
     run("rebuild_timelines", "--user", "built")
 
-    assert seen == [before] and before is not None
+    assert states_seen_by_rebuilds == [before] and before is not None
     assert InboxState.objects.get(reader=built).built_at > before
     assert post.timeline_key in InboxEntry.objects.filter(reader=built).values_list(
         "timeline_key", flat=True
     )
 
 
-def test_a_rebuild_of_a_stale_inbox_keeps_it_unbuilt_until_it_is_done(readers, monkeypatch):
+def test_a_rebuild_of_a_stale_inbox_keeps_it_unbuilt_until_it_is_done(
+    readers, states_seen_by_rebuilds
+):
     _, built, _, _ = readers
     Inbox(built.pk).mark_stale()
-    seen = []
-    write = rebuild.write
-
-    def write_and_look(*args, **kwargs):
-        seen.append(InboxState.objects.get(reader=built).built_at)
-        return write(*args, **kwargs)
-
-    monkeypatch.setattr(rebuild, "write", write_and_look)
 
     run("rebuild_timelines", "--user", "built")
 
-    assert seen == [None]
+    assert states_seen_by_rebuilds == [None]
     assert InboxState.objects.get(reader=built).built_at is not None
