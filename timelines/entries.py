@@ -9,6 +9,7 @@ and their posts come from those the process holds (``timelines.held``).
 """
 
 import functools
+import re
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -66,8 +67,11 @@ LIMIT %(limit)s
 # so past %(scan_most)s reposts the reader and each person they follow are probed
 # instead ((author, original): one index lookup each). A CASE, so that PostgreSQL
 # runs each form as its own per-row subplan and never turns either into a join
-# over every repost; the probe is a scalar subquery for the same reason.
+# over every repost; the probe is a scalar subquery for the same reason. Most
+# posts are never reposted: an original whose count is 0 (kept in the transaction
+# that reposts or deletes, as ``_items`` relies on too) has no repost to look up.
 _NEWER_SHOWN_REPOST_SQL = """(CASE
+  WHEN COALESCE(o.repost_count, p.repost_count) = 0 THEN FALSE
   WHEN COALESCE(o.repost_count, p.repost_count) <= %(scan_most)s THEN EXISTS (
     SELECT 1 FROM {post} r
     WHERE r.repost_of_id = COALESCE(p.repost_of_id, p.id)
@@ -90,6 +94,13 @@ _ENTRY_COLUMNS = (
 _ENTRY_VERSIONS = f"p.id, {held.sql_version('p', 'a')}, o.id, {held.sql_version('o', 'oa')}"
 
 
+def _one_line(sql: str) -> str:
+    """A statement's text without its line breaks and indents (no literal holds one):
+    psycopg parses a text once only up to 4,096 bytes, and the page's statement is
+    close to that (a test holds it there)."""
+    return re.sub(r"\s*\n\s*", " ", sql).strip()
+
+
 # Its texts, by form: a page formats one once per process (17 us a page otherwise).
 # A process talks to one kind of database (as feed_project.sharding assumes).
 @functools.lru_cache(maxsize=64)
@@ -97,7 +108,7 @@ def _entries_sql(*, holding: bool, ascending: bool, among_keys: str, holds: str 
     """The entries statement; after a prelude (``holds``, its condition), it also
     selects each entry's key and reads nothing unless ``holds`` does."""
     selected = _ENTRY_VERSIONS if holding else _ENTRY_COLUMNS
-    return _ENTRIES_SQL.format(
+    sql = _ENTRIES_SQL.format(
         selected=f"p.timeline_key AS entry_key, {selected}" if holds else selected,
         post=Post._meta.db_table,
         user=User._meta.db_table,
@@ -111,6 +122,7 @@ def _entries_sql(*, holding: bool, ascending: bool, among_keys: str, holds: str 
         direction="ASC" if ascending else "DESC",
         holds=f"({holds}) AND " if holds else "",
     )
+    return _one_line(sql)
 
 
 def _entries_params(reader_id: int, *, following: int, limit: int) -> dict[str, object]:
@@ -335,7 +347,7 @@ ORDER BY e.entry_key DESC
 
 @functools.lru_cache(maxsize=16)
 def _after_prelude_sql(prelude: str, holds: str, entries: str) -> str:
-    return _AFTER_PRELUDE_SQL.format(holds=holds, prelude=prelude, entries=entries)
+    return _one_line(_AFTER_PRELUDE_SQL.format(holds=holds, prelude=prelude, entries=entries))
 
 
 def follows_a_prelude() -> bool:
