@@ -306,20 +306,10 @@ def hydrate(
 def _items(entries: list[Post], *, reader_id: int, following: int) -> list[FeedItem]:
     """Feed items of the shown entries, with who reposted each original (one query,
     only when a post shown was reposted)."""
-    reposted = [
-        original
-        for original in (post.repost_of or post for post in entries)
-        if original.repost_count
-    ]
+    shown = [(post.timeline_key, post.repost_of or post) for post in entries]
+    reposted = [original for _, original in shown if original.repost_count]
     reposters = reposted_by(reader_id, reposted, following=following) if reposted else {}
-    return [
-        FeedItem(
-            key=post.timeline_key,
-            post=post.repost_of or post,
-            reposted_by=reposters.get(post.repost_of_id or post.pk, []),
-        )
-        for post in entries
-    ]
+    return [FeedItem(key, original, reposters.get(original.pk, [])) for key, original in shown]
 
 
 @dataclass(frozen=True)

@@ -54,13 +54,17 @@ class _Shelf:
         self._rows: OrderedDict[tuple[str, str], tuple[str, Post]] = OrderedDict()
         self._lock = Lock()
 
-    def get(self, key: tuple[str, str], version: str) -> Post | None:
+    def find(self, database: str, versions: dict[str, str]) -> dict[str, Post]:
+        """Those of these post ids held at these versions (one lock for a page's)."""
+        found = {}
         with self._lock:
-            found = self._rows.get(key)
-            if found is None or found[0] != version:
-                return None
-            self._rows.move_to_end(key)
-            return found[1]
+            for post_id, version in versions.items():
+                key = (database, post_id)
+                held = self._rows.get(key)
+                if held is not None and held[0] == version:
+                    self._rows.move_to_end(key)
+                    found[post_id] = held[1]
+        return found
 
     def put(self, key: tuple[str, str], version: str, post: Post) -> None:
         with self._lock:
@@ -87,11 +91,7 @@ def posts(versions: dict[str, str]) -> dict[str, Post]:
     held), each with its author: held ones, shared; hand out ``copied`` ones. A post
     gone since its version was read is left out."""
     database = connection.settings_dict["NAME"]
-    found = {}
-    for post_id, version in versions.items():
-        post = _shelf.get((database, post_id), version)
-        if post is not None:
-            found[post_id] = post
+    found = _shelf.find(database, versions)
     missing = [post_id for post_id in versions if post_id not in found]
     if missing:
         for version, post in _read(missing):
