@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
@@ -32,22 +32,6 @@ def page_size(limit: int | None) -> int:
     if limit is None:
         return settings.FEED_PAGE_SIZE
     return max(1, min(limit, settings.FEED_MAX_PAGE_SIZE))
-
-
-def _with_timeout(query, *args, **kwargs) -> list[str] | None:
-    """Run a pull that must never block the page (seed 002): None if it fails."""
-    try:
-        with transaction.atomic():
-            if connection.vendor == "postgresql":
-                with connection.cursor() as db:
-                    db.execute(
-                        "SELECT set_config('statement_timeout', %s, true)",
-                        [str(settings.FEED_PULL_TIMEOUT_MS)],
-                    )
-            return query(*args, **kwargs)
-    except DatabaseError:
-        logger.exception("pull of big accounts failed")
-        return None
 
 
 def _window(
@@ -74,8 +58,12 @@ def _window(
             below = Cursor(before=keys[-1] if keys else cursor.before, after=cursor.after)
             keys += pull.reader_keys(reader_id=reader_id, cursor=below, limit=limit - len(keys))
     if pulled:
-        extra = _with_timeout(pull.merged, pulled, cursor=cursor, limit=limit)
-        if extra is None:
+        try:  # a pull that must never block the page (seed 002)
+            extra = pull.merged(
+                pulled, cursor=cursor, limit=limit, timeout_ms=settings.FEED_PULL_TIMEOUT_MS
+            )
+        except DatabaseError:
+            logger.exception("pull of big accounts failed")
             if PULL_FAILED_NOTICE not in notices:
                 notices.append(PULL_FAILED_NOTICE)
         else:

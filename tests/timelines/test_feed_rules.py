@@ -12,6 +12,7 @@ from posts.models import Post
 from posts.services import create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unmute
 from tests.factories import UserFactory
+from tests.timelines.test_pull_merged import STALLED_PULL
 from timelines import opening, pull
 from timelines.feed import PULL_FAILED_NOTICE, WINDOW_FACTOR, home_feed
 from timelines.reference import pull_reference_keys
@@ -198,11 +199,8 @@ def test_a_pull_of_big_accounts_that_times_out_still_serves_the_inbox_and_says_s
     pushed = [create_post(author=friend, text=f"pushed {n}") for n in range(8)]
     newer = pushed[-1]
 
-    def stuck_database(*args, **kwargs):
-        with connection.cursor() as db:
-            db.execute("SELECT pg_sleep(5)")  # cancelled by the real statement timeout
-
-    monkeypatch.setattr(pull, "merged", stuck_database)
+    # The pull's statement stalls, to be cancelled by the real statement timeout.
+    monkeypatch.setattr(pull, "_NEAREST", STALLED_PULL)
     started = time.monotonic()
     page = home_feed(reader=reader, cursor=Cursor(), limit=1)
 

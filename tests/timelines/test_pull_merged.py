@@ -1,11 +1,16 @@
 """The merged pull (``timelines.pull.merged``) in the forms it takes for readers who
 follow thousands, a walk of every author's posts and two passes of probes: for
 any posts of a few authors and any cursor, exactly the first ``limit`` keys a
-plain sort of all their live posts gives."""
+plain sort of all their live posts gives, with a time limit or without; and
+the time limit (a pull of big accounts never holds up a page), cancelling the
+pull and nothing after it."""
 
+import time
 from unittest import mock
 
 import pytest
+from django.db import DatabaseError, connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -17,6 +22,8 @@ from tests.factories import UserFactory
 from timelines import pull
 
 AUTHORS = 5
+# A pull statement that stalls, in either form of pull._NEAREST.
+STALLED_PULL = "SELECT '' AS timeline_key, a.id FROM {source} CROSS JOIN pg_sleep(5) {where}"
 HOUR = 3_600_000
 OFFSETS = st.integers(min_value=0, max_value=1000 * HOUR)  # ms into the past, up to ~6 weeks
 
@@ -96,7 +103,69 @@ def test_merged_equals_a_sort_of_every_live_post(settings, walk, authors, posts,
     # The forms for thousands of authors, on a few.
     with mock.patch.multiple(pull, SINGLE_PASS_ROWS=0, WALK_FROM_AUTHORS=0):
         got = pull.merged(asked, cursor=cursor, limit=limit)
+        limited = pull.merged(asked, cursor=cursor, limit=limit, timeout_ms=10_000)
 
     inside = [k for k in keys if (before is None or k < before) and (after is None or k > after)]
     expected = inside[:limit] if cursor.newer_pages else inside[::-1][:limit]
     assert got == expected
+    assert limited == expected
+
+
+def statement_timeout() -> str:
+    """The session's statement timeout, after a statement that outlasts 50 ms."""
+    with connection.cursor() as db:
+        db.execute("SELECT pg_sleep(0.2), current_setting('statement_timeout')")
+        return db.fetchone()[1]
+
+
+def a_stalled_pull_is_cancelled(monkeypatch, authors: list[int]) -> None:
+    monkeypatch.setattr(pull, "_NEAREST", STALLED_PULL)
+    started = time.monotonic()
+    with pytest.raises(DatabaseError):
+        pull.merged(authors, cursor=Cursor(), limit=3, timeout_ms=50)
+    assert time.monotonic() - started < 2
+    monkeypatch.undo()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_time_limited_pull_is_one_round_trip_that_leaves_no_limit_behind(monkeypatch, settings):
+    authors = [UserFactory().pk for _ in range(3)]
+    posts = [(n % 3, n * HOUR, "live") for n in range(12)] + [(0, 30 * HOUR, "deleted")]
+    write_posts(authors, posts, ids.time_of(timezone.now()))
+    keys = sorted(Post.objects.values_list("timeline_key", flat=True))
+    unlimited = statement_timeout()
+    cursors = [Cursor(), Cursor(before=keys[8]), Cursor(after=keys[3]), Cursor(keys[9], keys[2])]
+    # Every statement a pull sends (probes in one pass or two, the walk, either form
+    # of the probes), each on a new connection: prepared, then only executed.
+    for forced, single_pass_rows, walk_from in ((None, 5_000, 10), (None, 0, 10), (True, 0, 0)):
+        settings.FEED_ROUTED_READS = forced
+        connection.close()
+        for cursor in cursors:
+            with mock.patch.multiple(
+                pull, SINGLE_PASS_ROWS=single_pass_rows, WALK_FROM_AUTHORS=walk_from
+            ):
+                expected = pull.merged(authors, cursor=cursor, limit=3)
+                with CaptureQueriesContext(connection) as first:
+                    limited = pull.merged(authors, cursor=cursor, limit=3, timeout_ms=50)
+                with CaptureQueriesContext(connection) as again:
+                    assert pull.merged(authors, cursor=cursor, limit=3, timeout_ms=50) == limited
+
+            assert limited == expected
+            assert len(limited) == 3
+            sent = [query["sql"] for query in again]
+            assert sent and all(
+                sql.startswith("SET LOCAL statement_timeout = 50; EXECUTE pull_") for sql in sent
+            )
+            assert len(first) in (len(sent), 2 * len(sent))  # each statement prepared once
+            assert statement_timeout() == unlimited
+    a_stalled_pull_is_cancelled(monkeypatch, authors)
+    assert statement_timeout() == unlimited
+
+
+@pytest.mark.django_db
+def test_a_time_limited_pull_in_a_transaction_leaves_the_rest_of_it_no_limit(monkeypatch, authors):
+    unlimited = statement_timeout()
+    pull.merged(authors, cursor=Cursor(), limit=3, timeout_ms=50)
+    assert statement_timeout() == unlimited
+    a_stalled_pull_is_cancelled(monkeypatch, authors)
+    assert statement_timeout() == unlimited
