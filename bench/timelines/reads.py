@@ -21,6 +21,7 @@ from bench.timelines.report import (
 )
 from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
+from posts.models import Post
 from relations.selectors import followee_ids
 from timelines import cache, feed, held, pull, reference
 from timelines.entries import FeedItem, hydrate
@@ -158,8 +159,16 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
 
 @contextmanager
 def one_followee_pulled(reader_id: int) -> Iterator[None]:
-    """One of the reader's followees pulled at read time, as a big account is."""
-    author_id = followee_ids(reader_id)[0]
+    """One of the reader's followees pulled at read time, as a big account is: the one
+    who posted last, so that the pull finds posts for the page (the first by id,
+    bench_author, has none once the fan-out posts are gone)."""
+    author_id = (
+        Post.objects.visible()
+        .filter(author_id__in=followee_ids(reader_id))
+        .order_by("-timeline_key")
+        .values_list("author_id", flat=True)
+        .first()
+    )
     _, created = PullAuthor.objects.get_or_create(
         author_id=author_id, defaults={"since": timezone.now()}
     )
