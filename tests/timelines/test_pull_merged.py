@@ -134,7 +134,12 @@ def test_a_time_limited_pull_is_one_round_trip_that_leaves_no_limit_behind(monke
     write_posts(authors, posts, ids.time_of(timezone.now()))
     keys = sorted(Post.objects.values_list("timeline_key", flat=True))
     unlimited = statement_timeout()
-    cursors = [Cursor(), Cursor(before=keys[8]), Cursor(after=keys[3]), Cursor(keys[9], keys[2])]
+    cursors = [
+        Cursor(),
+        Cursor(before=keys[8]),
+        Cursor(after=keys[3]),
+        Cursor(before=keys[9], after=keys[2]),
+    ]
     # Every statement a pull sends (probes in one pass or two, the walk, either form
     # of the probes), each on a new connection: prepared, then only executed.
     for forced, single_pass_rows, walk_from in ((None, 5_000, 10), (None, 0, 10), (True, 0, 0)):
