@@ -7,15 +7,10 @@ PostgreSQL one statement of LATERAL scans, each correlated on the shard key
 Elsewhere (SQLite, the embedded default) a plain query does the same.
 """
 
-import functools
-import hashlib
-import re
 from collections import defaultdict
-from weakref import WeakKeyDictionary
 
-import psycopg
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from accounts.models import User
 from feed_project import sharding
@@ -23,6 +18,7 @@ from feed_project.pagination import Cursor, keyset_sql
 from posts import ids
 from posts.models import Post
 from relations.selectors import followee_ids
+from timelines import timeouts
 
 # One index range scan per author, correlated on the author (the shard key and
 # the primary key's first column), in one statement whatever the number of
@@ -82,7 +78,7 @@ def nearest_by_author(
     """(timeline key, author id) of each author's ``per_author`` live posts
     nearest the cursor, in its scan direction (or up when ``up``, down when not):
     the newest below ``before`` (or of all), or the oldest above ``after``.
-    Unordered across authors. ``timeout_ms``: as for ``_rows``."""
+    Unordered across authors. ``timeout_ms``: as for ``timeouts.rows``."""
     up = cursor.newer_pages if up is None else up
     if not author_ids:
         return []
@@ -92,84 +88,6 @@ def nearest_by_author(
     return _nearest_by_author_sql(
         author_ids, cursor=cursor, per_author=per_author, up=up, form=form, timeout_ms=timeout_ms
     )
-
-
-def _rows(sql: str, params: dict[str, object], *, timeout_ms: int | None) -> list[tuple]:
-    """A pull statement's rows. With ``timeout_ms``, PostgreSQL cancels it past that
-    many milliseconds (a DatabaseError): a pull of big accounts must never hold up
-    the page that merges it in (seed 002).
-
-    The limit is a ``SET LOCAL statement_timeout``, over when its transaction is.
-    Outside a transaction, on plain PostgreSQL, the limit and the statement go in
-    one round trip (``_one_trip``) where BEGIN, the SET, the statement and COMMIT
-    took four. Inside a transaction (and on Citus) a savepoint holds the SET, and
-    the limit in force before is put back after it (releasing a savepoint keeps
-    what a SET LOCAL in it set)."""
-    if timeout_ms is None:
-        with connection.cursor() as db:
-            db.execute(sql, params)
-            return db.fetchall()
-    if connection.get_autocommit() and sharding.on_plain_postgresql(connection):
-        return _one_trip(sql, params, timeout_ms=timeout_ms)
-    nested = connection.in_atomic_block
-    with transaction.atomic(), connection.cursor() as db:
-        db.execute(
-            "SELECT current_setting('statement_timeout'),"
-            " set_config('statement_timeout', %s, true)",
-            [str(int(timeout_ms))],
-        )
-        before, _ = db.fetchone()
-        db.execute(sql, params)
-        rows = db.fetchall()
-        if nested:
-            db.execute("SELECT set_config('statement_timeout', %s, true)", [before])
-    return rows
-
-
-# The statements _one_trip has prepared on each connection (they last as long as it).
-_prepared: WeakKeyDictionary[psycopg.Connection, set[str]] = WeakKeyDictionary()
-_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
-
-
-@functools.lru_cache(maxsize=64)
-def _prepared_form(sql: str) -> tuple[str, str, str]:
-    """A statement as a server-side prepared one: its name, its body (``$n`` for each
-    ``%(name)s``, numbered in order of first use) and its EXECUTE's arguments."""
-    names: list[str] = []
-
-    def numbered(match: re.Match) -> str:
-        if match[1] not in names:
-            names.append(match[1])
-        return f"${names.index(match[1]) + 1}"
-
-    body = _PLACEHOLDER.sub(numbered, sql)
-    name = "pull_" + hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
-    return name, body, ", ".join(f"%({arg})s" for arg in names)
-
-
-def _one_trip(sql: str, params: dict[str, object], *, timeout_ms: int) -> list[tuple]:
-    """``_rows`` outside a transaction: ``SET LOCAL statement_timeout`` and an EXECUTE
-    of the statement, prepared on this connection, as one simple query.
-
-    PostgreSQL runs the statements of one simple query as one implicit transaction,
-    so the limit holds for this statement alone. A simple query binds its values
-    on the client (psycopg's ClientCursor), so the statement is prepared by name,
-    once a connection, rather than planned every time: on the quick bench world
-    one author's pull took 0.47-0.49 ms in four round trips, ~0.42 in one planned
-    every time, 0.30-0.31 in one prepared (with no limit: 0.22-0.23; issue 11)."""
-    name, body, arguments = _prepared_form(sql)
-    raw = connection.connection
-    prepared = _prepared.setdefault(raw, set())
-    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
-    with wrap(psycopg.ClientCursor(raw)) as db:
-        if name not in prepared:
-            db.execute(f"PREPARE {name} AS {body}")
-            prepared.add(name)
-        db.execute(
-            f"SET LOCAL statement_timeout = {int(timeout_ms)}; EXECUTE {name}({arguments})", params
-        )
-        db.nextset()
-        return db.fetchall()
 
 
 def _lateral() -> bool:
@@ -202,7 +120,7 @@ def _nearest_by_author_sql(
         cursor_filter=bounds,
         direction="ASC" if up else "DESC",
     )
-    return _rows(sql, params, timeout_ms=timeout_ms)
+    return timeouts.rows(sql, params, timeout_ms=timeout_ms)
 
 
 def _nearest_by_author_portable(
@@ -259,7 +177,7 @@ def _walked(
     params: dict[str, object] = {"authors": author_ids, "budget": budget, "limit": limit}
     bounds, direction = keyset_sql("p.timeline_key", cursor, params)
     sql = _WALK.format(posts=Post._meta.db_table, cursor_filter=bounds, direction=direction)
-    keys = [key for (key,) in _rows(sql, params, timeout_ms=timeout_ms)]
+    keys = [key for (key,) in timeouts.rows(sql, params, timeout_ms=timeout_ms)]
     return keys if len(keys) == limit else None
 
 
@@ -278,7 +196,7 @@ def merged(
     nearest key is not beyond T can have one. Then those authors' keys up to T.
     A reader following 5,000 accounts reads 5,000 one-row probes and about a
     page of rows, not a page of every author. ``timeout_ms`` bounds each
-    statement on PostgreSQL (``_rows``).
+    statement on PostgreSQL (``timeouts.rows``).
     """
     up = cursor.newer_pages
     if len(author_ids) >= WALK_FROM_AUTHORS:

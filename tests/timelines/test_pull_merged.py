@@ -9,7 +9,7 @@ import time
 from unittest import mock
 
 import pytest
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from hypothesis import HealthCheck, example, given, settings
@@ -159,12 +159,34 @@ def test_a_time_limited_pull_is_one_round_trip_that_leaves_no_limit_behind(monke
             assert len(limited) == 3
             sent = [query["sql"] for query in again]
             assert sent and all(
-                sql.startswith("SET LOCAL statement_timeout = 50; EXECUTE pull_") for sql in sent
+                sql.startswith("SET LOCAL statement_timeout = 50; EXECUTE timed_") for sql in sent
             )
-            assert len(first) in (len(sent), 2 * len(sent))  # each statement prepared once
+            # Each statement prepared once: a failed EXECUTE, the PREPARE, the EXECUTE.
+            assert len(first) in (len(sent), 3 * len(sent))
             assert statement_timeout() == unlimited
     a_stalled_pull_is_cancelled(monkeypatch, authors)
     assert statement_timeout() == unlimited
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_time_limited_pull_still_runs_after_a_rollback_drops_what_was_prepared(authors):
+    """psycopg deallocates every prepared statement on a connection once a rollback
+    follows statements of its own it prepared (here, the sixth run of one): the
+    pull, prepared before, must prepare again, not fail from then on."""
+    connection.close()
+    expected = pull.merged(authors, cursor=Cursor(), limit=3)
+    assert pull.merged(authors, cursor=Cursor(), limit=3, timeout_ms=1_000) == expected
+    for _ in range(6):
+        with connection.cursor() as db:
+            db.execute("SELECT %s::int", [1])
+    with pytest.raises(ZeroDivisionError), transaction.atomic():
+        Post.objects.count()
+        raise ZeroDivisionError
+
+    with connection.cursor() as db:
+        db.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert db.fetchone() == (0,)
+    assert pull.merged(authors, cursor=Cursor(), limit=3, timeout_ms=1_000) == expected
 
 
 @pytest.mark.django_db
