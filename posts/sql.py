@@ -31,11 +31,18 @@ def among(
     embedded default, has no arrays: a parameter each.
     """
     if connection.vendor == "postgresql":
-        params[name] = _array_literal(values)
-        return f"= ANY(%({name})s::text::{sql_type}[])"
+        return f"= ANY({array(values, params, name, sql_type)})"
     names = [f"{name}_{n}" for n in range(len(values))]
     params.update(zip(names, values, strict=True))
     return f"IN ({', '.join(f'%({key})s' for key in names)})"
+
+
+def array(
+    values: list, params: dict[str, object], name: str = "post_ids", sql_type: str = ids.SQL_TYPE
+) -> str:
+    """PostgreSQL: an array of these values, as ``among`` sends it."""
+    params[name] = _array_literal(values)
+    return f"%({name})s::text::{sql_type}[]"
 
 
 def _array_literal(values: list) -> str:

@@ -22,7 +22,8 @@ from posts import ids, visibility
 from posts import sql as post_sql
 from posts.models import Post
 from relations.visibility import sql_self_and_followees, standing
-from timelines import held
+from timelines import held, timeouts
+from timelines.pull import WindowMerge
 from timelines.reposters import reposted_by, reposts_scanned_most
 
 
@@ -142,21 +143,30 @@ def _read_entries(
     limit: int,
     ascending: bool,
     prelude: "Prelude | None" = None,
+    merge: WindowMerge | None = None,
 ) -> tuple[list[tuple], bool]:
     """The entries statement's rows (after a prelude's, when given), and whether they
-    carry versions of held posts rather than the posts' columns."""
+    carry versions of held posts rather than the posts' columns. With ``merge``,
+    the entries are read from ``keys`` with its authors' posts merged in, under
+    FEED_PULL_TIMEOUT_MS (a DatabaseError past it)."""
     params = _entries_params(reader_id, following=following, limit=limit)
     if prelude is not None:
         params.update(prelude.params)  # its %(viewer)s is the reader too
     holding = held.enabled()
+    if merge is None:
+        among_keys = post_sql.among(keys, params, "keys")
+    else:
+        among_keys = f"= ANY({merge.sql(post_sql.array(keys, params, 'keys'), params)})"
     sql = _entries_sql(
         holding=holding,
         ascending=ascending,
-        among_keys=post_sql.among(keys, params, "keys"),
+        among_keys=among_keys,
         holds=prelude.holds if prelude is not None else "",
     )
     if prelude is not None:
         sql = _after_prelude_sql(prelude.sql, prelude.holds, sql)
+    if merge is not None:
+        return timeouts.rows(sql, params, timeout_ms=settings.FEED_PULL_TIMEOUT_MS), holding
     with connection.cursor() as db:
         db.execute(sql, params)
         return db.fetchall(), holding
@@ -347,11 +357,19 @@ def follows_a_prelude() -> bool:
 
 
 def hydrate_after(
-    prelude: Prelude, keys: list[str], *, reader_id: int, following: int, limit: int
+    prelude: Prelude,
+    keys: list[str],
+    *,
+    reader_id: int,
+    following: int,
+    limit: int,
+    merge: WindowMerge | None = None,
 ) -> tuple[list[tuple], list[FeedItem] | None]:
     """``hydrate`` (newest first) in the round trip of ``prelude``: the prelude's rows
     (their first ``prelude.width`` columns), and the items, None unless its
-    condition held."""
+    condition held. With ``merge``, of ``keys`` with its authors' posts merged
+    in, in the same statement, under FEED_PULL_TIMEOUT_MS (a DatabaseError past
+    it): the pull of big accounts must not hold up the page (seed 002)."""
     rows, holding = _read_entries(
         keys,
         reader_id=reader_id,
@@ -359,6 +377,7 @@ def hydrate_after(
         limit=limit,
         ascending=False,
         prelude=prelude,
+        merge=merge,
     )
     width = prelude.width
     preludes = [row[:width] for row in rows]

@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, OperationalError
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
@@ -63,12 +63,16 @@ def _window(
                 pulled, cursor=cursor, limit=limit, timeout_ms=settings.FEED_PULL_TIMEOUT_MS
             )
         except DatabaseError:
-            logger.exception("pull of big accounts failed")
-            if PULL_FAILED_NOTICE not in notices:
-                notices.append(PULL_FAILED_NOTICE)
+            _pull_failed(notices)
         else:
             keys = sorted({*keys, *extra}, reverse=not cursor.newer_pages)[:limit]
     return keys
+
+
+def _pull_failed(notices: list[str]) -> None:
+    logger.exception("pull of big accounts failed")
+    if PULL_FAILED_NOTICE not in notices:
+        notices.append(PULL_FAILED_NOTICE)
 
 
 @dataclass
@@ -78,19 +82,32 @@ class _Window:
     items: list[FeedItem]
 
 
+def _stands(keys: list[str], items: list[FeedItem], *, size: int, limit: int, merged: bool) -> bool:
+    """Whether a first window read from the cache's ``keys`` (and, when ``merged``,
+    with pulled authors' posts merged in) shows the page. A window shorter than
+    ``size`` ran past the inbox's oldest entry: what a pull would add lies below
+    it, so the page must lie above it. A full window stands as a window does,
+    unless posts were merged in: its keys past the cache's are not known here
+    to read on from, so only a page stands."""
+    if len(items) > limit and items[limit - 1].key >= keys[-1]:
+        return True
+    return not merged and len(keys) == size
+
+
 def _first_window(
     reader: User, *, cursor: Cursor, size: int, limit: int, notices: list[str]
 ) -> _Window:
     """The inbox opened, and the first window's keys and items.
 
-    Where it can, in two round trips instead of three: the cache read first,
-    under the generation this process last saw, then the entries statement
-    with the state statement as its prelude, which reads the entries only if
-    the state bears the read out (the inbox built, the cache of that
-    generation, no author pulled). A window shorter than ``size`` ran past the
-    inbox's oldest entry; if it shows a page all the same, what a pull would
-    add below it cannot be on the page. Otherwise the steps go one by one from
-    the state read, the inbox read from kept if the state names its generation
+    Where it can, in two round trips instead of three to five: the cache read
+    first, under the generation this process last saw, then the entries
+    statement with the state statement as its prelude, which reads the entries
+    only if the state bears out what the page assumed: the inbox built, the
+    cache of that generation, and the pulled authors the ones this process last
+    found for the reader (their posts merged into the window by the statement,
+    under the pull's time limit). If the window does not stand (``_stands``),
+    or the state differs, the steps go one by one from the state read, the
+    inbox read from kept if the state names its generation
     (``Inbox.cached_older`` remembers what it read).
     """
     opened = read = None
@@ -99,17 +116,27 @@ def _first_window(
         read = Inbox(reader.pk, generation=guess)
         keys = read.cached_older(cursor.before, size)
         if keys is not None and len(keys) > limit:  # fewer cannot show a page
-            states, items = entries.hydrate_after(
-                opening.state_prelude(reader.pk, guess),
-                keys,
-                reader_id=reader.pk,
-                following=reader.following_count,
-                limit=limit + 1,
-            )
-            opened = opening.opened_from(reader.pk, states, read=read)
-            if items is not None and (len(keys) == size or len(items) > limit):
-                assert opened is not None  # the prelude held: built
-                return _Window(opened, keys, items)
+            merge = pull.WindowMerge.of(opening.pulled_seen(reader.pk), cursor=cursor, limit=size)
+            try:
+                states, items = entries.hydrate_after(
+                    opening.state_prelude(reader.pk, guess, pulled=merge.authors if merge else []),
+                    keys,
+                    reader_id=reader.pk,
+                    following=reader.following_count,
+                    limit=limit + 1,
+                    merge=merge,
+                )
+            except OperationalError:  # the merged pull ran out of time: read on without it
+                _pull_failed(notices)
+                opened = opening.open_built(reader.pk, following=reader.following_count, read=read)
+                opened = OpenInbox(opened.inbox, pulled=[])
+            else:
+                opened = opening.opened_from(reader.pk, states, read=read)
+                if items is not None and _stands(
+                    keys, items, size=size, limit=limit, merged=merge is not None
+                ):
+                    assert opened is not None  # the prelude held: built
+                    return _Window(opened, keys, items)
     if opened is None:
         opened = opening.open_built(reader.pk, following=reader.following_count, read=read)
     keys, items = _read(reader, opened, window=cursor, size=size, wanted=limit + 1, notices=notices)

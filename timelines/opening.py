@@ -9,12 +9,15 @@ generation this process last saw (``seen_generation``).
 """
 
 import functools
+import json
 from dataclasses import dataclass
+from threading import Lock
 
 from django.conf import settings
 from django.core.cache import cache as django_cache
 from django.db import connection
 
+from posts import sql as post_sql
 from relations.visibility import sql_followed_or_self
 from timelines import outbox
 from timelines.entries import Prelude
@@ -42,28 +45,38 @@ class OpenInbox:
     pulled: list[int]
 
 
-# Whether the inbox is built, the cache generation and each pulled author the
-# reader follows (or is), a row each, or one row with none (no row: the inbox is
-# not kept): what every page needs before it reads keys. Most readers of a
-# microblog follow some big account; asking for them apart cost such a page a
-# QuerySet (0.5 ms of CPU). Alone it is a page's first statement; as a page's
-# prelude (``state_prelude``) it rides in the entries statement's round trip.
+# Whether the inbox is built, the cache generation and the pulled authors the
+# reader follows (or is), in order, in one row (no row: the inbox is not kept):
+# what every page needs before it reads keys. Most readers of a microblog follow
+# some big account; asking for them apart cost such a page a QuerySet (0.5 ms of
+# CPU). Alone it is a page's first statement; as a page's prelude
+# (``state_prelude``) it rides in the entries statement's round trip.
 _STATE_SQL = """
 SELECT s.built_at IS NOT NULL AS built,
        COALESCE((SELECT g.value FROM {generation} g WHERE g.id = 1), 0) AS generation,
-       pa.author_id AS pulled
-FROM {state} s LEFT JOIN {pull} pa ON {followed}
+       {pulled} AS pulled
+FROM {state} s
 WHERE s.reader_id = %(viewer)s
 """
 STATE_WIDTH = 3  # its columns
 
 
+# The pulled authors as an array; SQLite, which has none, lists them in JSON.
+_PULLED = {
+    "postgresql": "ARRAY({authors})",
+    "sqlite": "(SELECT json_group_array(author_id) FROM ({authors}))",
+}
+
+
 @functools.cache
 def _state_sql() -> str:
+    authors = (
+        f"SELECT pa.author_id FROM {PullAuthor._meta.db_table} pa"
+        f" WHERE {sql_followed_or_self('pa.author_id')} ORDER BY pa.author_id"
+    )
     return _STATE_SQL.format(
         generation=CacheGeneration._meta.db_table,
-        pull=PullAuthor._meta.db_table,
-        followed=sql_followed_or_self("pa.author_id"),
+        pulled=_PULLED[connection.vendor].format(authors=authors),
         state=InboxState._meta.db_table,
     )
 
@@ -71,6 +84,12 @@ def _state_sql() -> str:
 # The generation the last state read in this process found, by database: what a
 # page's cache read goes by before the state is read (``state_prelude``).
 _seen: dict[str, int] = {}
+# The pulled authors the last state read in this process found for a reader, for
+# the readers who had some, the latest last: what a page merges in before the
+# state is read. At most PULLED_SEEN_READERS (a few hundred bytes each).
+_pulled_seen: dict[int, list[int]] = {}
+_pulled_seen_lock = Lock()
+PULLED_SEEN_READERS = 10_000
 
 
 def seen_generation() -> int | None:
@@ -78,14 +97,31 @@ def seen_generation() -> int | None:
     return _seen.get(connection.settings_dict["NAME"])
 
 
-def state_prelude(reader_id: int, generation: int) -> Prelude:
-    """The state statement as a page's prelude, holding when the keys a cache read under
-    ``generation`` found are the page's: the inbox built, its cache of that
-    generation, no author pulled (so one row)."""
+def pulled_seen(reader_id: int) -> list[int]:
+    """The pulled authors this process last found for the reader (none if it has not
+    read their state): a guess, which ``state_prelude`` checks."""
+    return _pulled_seen.get(reader_id, [])
+
+
+def _saw_pulled(reader_id: int, pulled: list[int]) -> None:
+    with _pulled_seen_lock:  # shared by the process's threads
+        _pulled_seen.pop(reader_id, None)
+        if pulled:
+            if len(_pulled_seen) >= PULLED_SEEN_READERS:
+                del _pulled_seen[next(iter(_pulled_seen))]  # the least recently read
+            _pulled_seen[reader_id] = pulled
+
+
+def state_prelude(reader_id: int, generation: int, *, pulled: list[int]) -> Prelude:
+    """The state statement as a page's prelude, holding when what the page read before
+    it are the page's: the inbox built, the cache read of ``generation``, and the
+    pulled authors the page merges in (``pulled``, in order) theirs."""
+    params: dict[str, object] = {"viewer": reader_id, "guess": generation}
+    pulled_array = post_sql.array(pulled, params, "pulled", "bigint")
     return Prelude(
         sql=_state_sql(),
-        params={"viewer": reader_id, "guess": generation},
-        holds="pre.built AND pre.generation = %(guess)s AND pre.pulled IS NULL",
+        params=params,
+        holds=f"pre.built AND pre.generation = %(guess)s AND pre.pulled = {pulled_array}",
         width=STATE_WIDTH,
     )
 
@@ -93,17 +129,19 @@ def state_prelude(reader_id: int, generation: int) -> Prelude:
 def opened_from(
     reader_id: int, rows: list[tuple], *, read: Inbox | None = None
 ) -> OpenInbox | None:
-    """The inbox as the state statement's rows say (their first STATE_WIDTH columns),
+    """The inbox as the state statement's row says (its first STATE_WIDTH columns),
     or None unless it is built. ``read``, an inbox read from already, is kept when
-    the rows name its generation."""
+    the row names its generation."""
     if not rows or not rows[0][0]:
         return None
-    generation = rows[0][1]
+    _, generation, pulled = rows[0][:STATE_WIDTH]
+    if isinstance(pulled, str):  # SQLite's JSON
+        pulled = sorted(json.loads(pulled))
     _seen[connection.settings_dict["NAME"]] = generation
+    _saw_pulled(reader_id, pulled)
     if read is None or read.generation != generation:
         read = Inbox(reader_id, generation=generation)
-    pulled = {row[2] for row in rows if row[2] is not None}
-    return OpenInbox(read, pulled=sorted(pulled))
+    return OpenInbox(read, pulled=pulled)
 
 
 def _read_state(reader_id: int, *, read: Inbox | None = None) -> OpenInbox | None:

@@ -8,6 +8,7 @@ Elsewhere (SQLite, the embedded default) a plain query does the same.
 """
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection
@@ -106,11 +107,31 @@ def _nearest_by_author_sql(
     form: dict[str, str],
     timeout_ms: int | None,
 ) -> list[tuple[str, int]]:
-    params: dict[str, object] = {"authors": author_ids, "per_author": per_author}
-    bounds, _ = keyset_sql("p.timeline_key", cursor, params)
+    params: dict[str, object] = {}
+    sql = _nearest_sql(
+        author_ids, cursor=cursor, per_author=per_author, up=up, form=form, params=params
+    )
+    return timeouts.rows(sql, params, timeout_ms=timeout_ms)
+
+
+def _nearest_sql(
+    author_ids: list[int],
+    *,
+    cursor: Cursor,
+    per_author: int,
+    up: bool,
+    form: dict[str, str],
+    params: dict[str, object],
+) -> str:
+    """``nearest_by_author``'s statement; its parameters (``authors``, ``per_author``,
+    the cursor's, ``lows`` and ``highs``) put in ``params``, which must not hold them."""
+    own: dict[str, object] = {"authors": author_ids, "per_author": per_author}
+    bounds, _ = keyset_sql("p.timeline_key", cursor, own)
     if bounds:
-        params["lows"], params["highs"] = _windows(author_ids, cursor)
-    sql = _NEAREST.format(
+        own["lows"], own["highs"] = _windows(author_ids, cursor)
+    assert own.keys().isdisjoint(params), "a pull's parameter would replace another"
+    params.update(own)
+    return _NEAREST.format(
         source=form["windowed_source" if bounds else "source"].format(
             users=User._meta.db_table, key=ids.SQL_TYPE
         ),
@@ -120,7 +141,53 @@ def _nearest_by_author_sql(
         cursor_filter=bounds,
         direction="ASC" if up else "DESC",
     )
-    return timeouts.rows(sql, params, timeout_ms=timeout_ms)
+
+
+# The first %(window)s keys among a window's and a pull's, newest first: what
+# feed._window does in Python, inside the statement that reads the window.
+_MERGED_WINDOW = (
+    "ARRAY(SELECT w.k FROM (SELECT unnest({keys}) UNION SELECT n.timeline_key"
+    " FROM ({nearest}) n) w(k) ORDER BY w.k DESC LIMIT %(window)s)"
+)
+
+
+@dataclass(frozen=True)
+class WindowMerge:
+    """A window of ``limit`` keys below ``cursor.before``, newest first, with these
+    authors' posts merged in by the statement that reads it (``merged``'s one pass,
+    in SQL: ``timelines.entries.hydrate_after``)."""
+
+    authors: list[int]
+    cursor: Cursor
+    limit: int
+
+    @classmethod
+    def of(cls, author_ids: list[int], *, cursor: Cursor, limit: int) -> "WindowMerge | None":
+        """None unless there are authors and ``merged`` would take one pass over them,
+        older pages' way (plain PostgreSQL: the authors go as an array)."""
+        if (
+            not author_ids
+            or cursor.newer_pages
+            or len(author_ids) * limit > SINGLE_PASS_ROWS
+            or not sharding.on_plain_postgresql(connection)
+        ):
+            return None
+        return cls(author_ids, cursor, limit)
+
+    def sql(self, keys: str, params: dict[str, object]) -> str:
+        """The merged window, an array, from ``keys`` (an array expression); its
+        parameters put in ``params``."""
+        nearest = _nearest_sql(
+            self.authors,
+            cursor=self.cursor,
+            per_author=self.limit,
+            up=False,
+            form=_ARRAY,
+            params=params,
+        )
+        assert "window" not in params, "a pull's parameter would replace another"
+        params["window"] = self.limit
+        return _MERGED_WINDOW.format(keys=keys, nearest=nearest)
 
 
 def _nearest_by_author_portable(

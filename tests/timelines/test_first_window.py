@@ -6,6 +6,7 @@ says whether that read may stand; each test below leaves a cache in Redis that
 the state no longer bears out, and the page must not show it.
 """
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -16,11 +17,13 @@ from psycopg import _queries as psycopg_queries
 
 from accounts.models import User
 from feed_project.pagination import Cursor
+from posts.moderation.services import hide_post
 from posts.services import create_post
-from relations.services import follow
+from relations.services import follow, unfollow
 from tests.factories import UserFactory
-from timelines import cache, entries
-from timelines.feed import home_feed
+from tests.timelines.test_pull_merged import STALLED_PULL
+from timelines import cache, entries, opening, pull
+from timelines.feed import PULL_FAILED_NOTICE, home_feed
 from timelines.inbox import Inbox
 from timelines.models import InboxState
 from timelines.reference import pull_reference_keys
@@ -129,3 +132,110 @@ def test_marking_an_inbox_stale_drops_its_cache(reader_and_author):
     Inbox(reader.pk).mark_stale()
 
     assert not cached(reader)
+
+
+@pytest.fixture
+def pulled_author(reader_and_author, settings):
+    """The reader's author pulled at read time, as a big account is, and seen pulled by
+    this process: the next page merges the author's posts into its one statement."""
+    reader, author = reader_and_author
+    settings.FEED_BIG_ACCOUNT_FOLLOWERS = 2
+    follow(follower=UserFactory(), followee=author)  # its second follower: a big account
+    create_post(author=author, text="merged in at read time")
+    page(reader)  # its state read: the author pulled
+    assert opening.pulled_seen(reader.pk) == [author.pk]
+    return reader, author
+
+
+@pytest.mark.plain_postgresql
+def test_a_cached_page_with_an_author_pulled_is_one_statement_once_seen(pulled_author):
+    reader, _ = pulled_author
+    page(reader)  # the statement prepared on this connection
+
+    with CaptureQueriesContext(connection) as queries:
+        keys = [item.key for item in home_feed(reader=reader, cursor=Cursor(), limit=PAGE).items]
+    statements = [q["sql"] for q in queries.captured_queries]
+
+    assert keys == pull_reference_keys(reader_id=reader.pk, cursor=Cursor(), limit=PAGE)
+    assert len(statements) == 1  # under the pull's time limit
+    assert statements[0].startswith("SET LOCAL statement_timeout = ")
+    assert "timelines_inboxstate" not in statements[0]  # an EXECUTE of it
+
+
+def test_a_reader_who_unfollowed_the_author_seen_pulled_gets_none_of_their_posts(
+    pulled_author,
+):
+    reader, author = pulled_author
+    unfollow(follower=reader, followee=author)
+    friend = UserFactory()
+    follow(follower=reader, followee=friend)
+    for n in range(5):
+        create_post(author=friend, text=f"pushed {n}")
+
+    page(reader)
+    assert opening.pulled_seen(reader.pk) == []
+
+
+def test_an_author_pulled_besides_the_one_seen_is_merged_in_too(pulled_author):
+    reader, _ = pulled_author
+    other = UserFactory()
+    follow(follower=reader, followee=other)
+    follow(follower=UserFactory(), followee=other)
+    newest = create_post(author=other, text="by a big account the process has not seen")
+
+    assert page(reader)[0] == newest.timeline_key
+
+
+def test_a_page_with_posts_merged_in_below_the_inbox_is_read_step_by_step(settings):
+    """The inbox holds three keys, the newer two of them hidden: the merged window's
+    third entry lies below the inbox, where a post of someone pushed, trimmed from
+    the inbox, may come first. Taken from the one statement, the page would skip it."""
+    settings.FEED_INBOX_CAP = 3
+    settings.FEED_BIG_ACCOUNT_FOLLOWERS = 2
+    reader, friend, big, moderator = (UserFactory(last_active_at=timezone.now()) for _ in range(4))
+    home_feed(reader=reader, cursor=Cursor())  # kept from now on
+    follow(follower=reader, followee=friend)
+    follow(follower=reader, followee=big)
+    follow(follower=moderator, followee=big)  # big's second follower: pulled
+    older_big = create_post(author=big, text="b1")
+    create_post(author=friend, text="f1")
+    create_post(author=big, text="b2")
+    trimmed = create_post(author=friend, text="f2: trimmed from the inbox of three")
+    inbox_bottom = create_post(author=friend, text="f3")
+    hidden = [create_post(author=friend, text=f"f{n}") for n in (4, 5)]
+    page(reader)  # the cache filled, the big account seen pulled
+    assert opening.pulled_seen(reader.pk) == [big.pk]
+    assert older_big.author_id == big.pk
+    for post in hidden:
+        hide_post(moderator=UserFactory(is_staff=True), post=post)
+
+    assert page(reader) == [inbox_bottom.timeline_key, trimmed.timeline_key]
+
+
+def test_a_merged_pull_that_times_out_still_serves_the_inbox_and_says_so(
+    pulled_author, settings, monkeypatch
+):
+    reader, _ = pulled_author
+    settings.FEED_PULL_TIMEOUT_MS = 50
+    friend = UserFactory()
+    follow(follower=reader, followee=friend)
+    pushed = [create_post(author=friend, text=f"pushed {n}") for n in range(8)]
+
+    monkeypatch.setattr(pull, "_NEAREST", STALLED_PULL)
+    started = time.monotonic()
+    shown = home_feed(reader=reader, cursor=Cursor(), limit=PAGE)
+
+    assert time.monotonic() - started < 2
+    assert [item.post.pk for item in shown.items] == [post.pk for post in pushed[:-3:-1]]
+    assert shown.notices == [PULL_FAILED_NOTICE]
+
+
+def test_the_pulled_authors_seen_are_kept_for_a_bounded_number_of_readers(monkeypatch):
+    monkeypatch.setattr(opening, "_pulled_seen", {})
+    monkeypatch.setattr(opening, "PULLED_SEEN_READERS", 3)
+    for reader_id in range(1, 6):
+        opening._saw_pulled(reader_id, [100 + reader_id])
+    opening._saw_pulled(3, [7])  # read again: the latest
+    opening._saw_pulled(4, [])  # follows no big account now
+
+    assert opening._pulled_seen == {5: [105], 3: [7]}

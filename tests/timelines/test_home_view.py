@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from feed_project.pagination import Page
 from posts.models import Post
 from posts.services import create_post, delete_post
-from timelines import held
+from timelines import held, opening
 from timelines.entries import FeedItem
 
 
@@ -66,6 +66,19 @@ def test_home_shows_a_compose_box_and_posts_by_you_and_people_you_follow(
     assert 'name="text"' in content
     assert post_ids(response) == [by_bob, by_alice]
     assert "from carol" not in content
+
+
+@pytest.mark.embedded
+def test_home_merges_in_the_posts_of_a_big_account_you_follow(
+    client, alice, bob, publish, settings
+):
+    settings.FEED_BIG_ACCOUNT_FOLLOWERS = 1  # one follower makes a big account
+    [by_bob] = publish(bob, text="from bob")
+    [by_alice] = publish(alice, text="from alice, pulled at read time")
+    client.force_login(bob)
+
+    assert opening.open_built(bob.pk, following=1).pulled == [alice.pk]
+    assert post_ids(client.get("/")) == [by_alice, by_bob]
 
 
 def test_home_shows_author_name_username_link_and_time(client, alice, bob, publish):
