@@ -127,6 +127,7 @@ def a_stalled_pull_is_cancelled(monkeypatch, authors: list[int]) -> None:
     monkeypatch.undo()
 
 
+@pytest.mark.plain_postgresql  # on Citus the limit goes in a transaction (the test below)
 @pytest.mark.django_db(transaction=True)
 def test_a_time_limited_pull_is_one_round_trip_that_leaves_no_limit_behind(monkeypatch, settings):
     authors = [UserFactory().pk for _ in range(3)]
