@@ -165,11 +165,8 @@ def _read_entries(
     )
     if prelude is not None:
         sql = _after_prelude_sql(prelude.sql, prelude.holds, sql)
-    if merge is not None:
-        return timeouts.rows(sql, params, timeout_ms=settings.FEED_PULL_TIMEOUT_MS), holding
-    with connection.cursor() as db:
-        db.execute(sql, params)
-        return db.fetchall(), holding
+    timeout_ms = settings.FEED_PULL_TIMEOUT_MS if merge is not None else None
+    return timeouts.rows(sql, params, timeout_ms=timeout_ms), holding
 
 
 def _shown_entries(
