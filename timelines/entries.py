@@ -165,8 +165,11 @@ def _read_entries(
     )
     if prelude is not None:
         sql = _after_prelude_sql(prelude.sql, prelude.holds, sql)
-    timeout_ms = settings.FEED_PULL_TIMEOUT_MS if merge is not None else None
-    return timeouts.rows(sql, params, timeout_ms=timeout_ms), holding
+    if merge is None:
+        return timeouts.rows(sql, params, timeout_ms=None), holding
+    # Planned once, as psycopg's prepared statements are (timeouts._one_trip).
+    limit_ms = settings.FEED_PULL_TIMEOUT_MS
+    return timeouts.rows(sql, params, timeout_ms=limit_ms, generic_plan=True), holding
 
 
 def _shown_entries(
