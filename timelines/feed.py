@@ -103,8 +103,8 @@ def _first_window(
     first, under the generation this process last saw, then the entries
     statement with the state statement as its prelude, which reads the entries
     only if the state bears out what the page assumed: the inbox built, the
-    cache of that generation, and the pulled authors the ones this process last
-    found for the reader (their posts merged into the window by the statement,
+    cache of that generation, and the pulled authors as this process last found
+    them for the reader (their posts merged into the window by the statement,
     under the pull's time limit). If the window does not stand (``_stands``),
     or the state differs, the steps go one by one from the state read, the
     inbox read from kept if the state names its generation
