@@ -8,8 +8,9 @@ world and the same machine:
    of the machine: one INSERT ... SELECT of the same rows and one Lua call a
    chunk pushing to the same Redis keys.
 2. Home feed pages (``timelines.feed.home_feed``), with the reader's
-   Redis cache warm and dropped, against the pull model for the same reader
-   and cursor (``pull_keys`` and ``pull_reference_keys``, each + ``hydrate``).
+   Redis cache warm and dropped, against the engine's per-author pull
+   (``pull_keys``) and the plain query a Django developer would write, each
+   + ``hydrate``, for the same reader and cursor.
 3. ``timelines.inbox.Inbox.rebuild`` of an inactive reader, against one
    set-based INSERT ... SELECT that writes the same inbox.
 

@@ -23,15 +23,12 @@ from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines import cache, feed, held, pull, reference
+from timelines import cache, feed, held, pull
 from timelines.entries import FeedItem, hydrate
 from timelines.inbox import Inbox
 from timelines.models import InboxEntry, PullAuthor
 
 DEEP_PAGE = 5
-# The pull reference is the tests' oracle, not a read path: seconds a call in the
-# sparse world, so a few samples tell its p50.
-REFERENCE_SAMPLES = 10
 
 
 def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[Verdict]]:
@@ -54,7 +51,7 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         f"{limit} posts a page",
         header=("read", *TIMING_HEADER),
         notes=[
-            f"{options.samples} samples each ({REFERENCE_SAMPLES} of the reference) after "
+            f"{options.samples} samples each after "
             f"{options.warmup} warm-up calls, after a rebuild of {READER}'s inbox; "
             f"'cache dropped' runs timelines.cache.drop({READER}) before each sample (untimed); "
             "'no post held' runs timelines.held.clear() (a process's first page: its posts "
@@ -82,11 +79,6 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
                 _Pull(pull.reader_keys, reader, page_cursor, limit),
                 None,
             ),
-            (
-                "pull_reference_keys + hydrate",
-                _Pull(reference.pull_reference_keys, reader, page_cursor, limit),
-                None,
-            ),
             ("plain query + hydrate", _Pull(_plain_keys, reader, page_cursor, limit), None),
             (
                 "plain query, follows as a subquery + hydrate",
@@ -97,9 +89,8 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         timings, counts = {}, {}
         for label, fn, setup in cases:
             log(f"home page {number}: {label}")
-            samples = REFERENCE_SAMPLES if "reference" in label else options.samples
             timing, queries = measure_and_count(
-                fn, samples=min(samples, options.samples), warmup=options.warmup, setup=setup
+                fn, samples=options.samples, warmup=options.warmup, setup=setup
             )
             timings[label], counts[label] = timing, queries
             table.rows.append(timing_row(f"page {number}: {label}", timing, queries))

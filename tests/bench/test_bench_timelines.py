@@ -38,7 +38,6 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
         "page 1: home_feed, cache dropped",
         "page 5: home_feed, cache warm, one followee pulled",
         "page 5: pull_keys + hydrate",
-        "page 5: pull_reference_keys + hydrate",
         "page 5: plain query + hydrate",
         "page 5: plain query, follows as a subquery + hydrate",
         "page 5: its round trips alone",
