@@ -50,6 +50,9 @@ def _array_literal(values: list) -> str:
     integers."""
     if all(isinstance(value, int) for value in values):
         return "{" + ",".join(str(value) for value in values) + "}"
+    text = "".join(values)
+    if '"' not in text and "\\" not in text:  # timeline keys and post ids: nothing to escape
+        return '{"' + '","'.join(values) + '"}'
     quoted = ('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"' for value in values)
     return "{" + ",".join(quoted) + "}"
 

@@ -24,6 +24,13 @@ def test_any_string_is_found_as_itself():
     assert _round_trip(AWKWARD, "text") == sorted(AWKWARD)
 
 
+def test_strings_with_nothing_to_escape_are_found_as_themselves():
+    # The common case (keys, ids) skips escaping, but still quotes every element.
+    plain = [value for value in AWKWARD if '"' not in value and "\\" not in value]
+    assert len(plain) == len(AWKWARD) - 2
+    assert _round_trip(plain, "text") == sorted(plain)
+
+
 def test_integers_are_found_as_themselves():
     assert _round_trip([3, -17, 2**40], "bigint") == [-17, 3, 2**40]
 
