@@ -14,7 +14,7 @@ call it through
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -322,6 +322,7 @@ def render_post(
     media: Sequence[PostMedia] = (),
     full_media: bool = False,
     replying_to: str | None = None,
+    quoted_posts: Mapping[str, Post | None] | None = None,
 ) -> SafeString:
     """One ``<article data-post-id>``: the post, who reposted it, the viewer's actions.
 
@@ -329,13 +330,19 @@ def render_post(
     at their own size with ``full_media`` (the detail page's post).
     ``replying_to``: the username of the author of the post a reply answers
     (``posts.selectors.reply_names``), or None when the viewer may not see that post.
+    ``quoted_posts``: the page's quoted posts as the viewer may see them
+    (``posts.quotes.quoted_posts``); a quote not in it loads its own.
     Rendered once for every reader who sees it alike (``ARTICLES``: the same
     content, counts, quote, reposters, marks and kind of reader), and its content
     once for them all (``CONTENTS``); only the request's form inputs are put in
     each time.
     """
     url = urls()
-    quoted = quotes.quoted_of(post, viewer_id=viewer.user_id) if post.quote_of_id else None
+    quoted = None
+    if post.quote_of_id:
+        if quoted_posts is None or post.quote_of_id not in quoted_posts:
+            quoted_posts = quotes.quoted_posts([post], viewer_id=viewer.user_id)
+        quoted = quoted_posts[post.quote_of_id]
     content = _Content(
         post,
         url=url,

@@ -5,9 +5,11 @@ like any post and never collapsed with reposts. Its page shows the quoted
 post as it is now (edits included), or "post unavailable" when the reader
 may not see it: deleted, hidden, or by someone blocked either way.
 
-Lists load the quoted posts of a whole page in one query (``attach``, called
-by ``posts.selectors.viewer_marks``); a post rendered without it loads its own
-(``quoted_of``), which the pages' query-count tests would catch.
+Lists load the quoted posts of a whole page in one query (``quoted_posts``,
+called by ``posts.selectors.viewer_marks``) and hand them to each post's
+rendering beside the post: what a reader may see is never kept on the post,
+which a feed shares with every reader (``timelines.held``). A post rendered
+without them loads its own, which the pages' query-count tests would catch.
 """
 
 from collections.abc import Iterable
@@ -15,24 +17,16 @@ from collections.abc import Iterable
 from posts.models import Post
 from posts.visibility import OPEN, visible_to
 
-_QUOTED = "_quoted_post"  # where a post keeps what it quotes, as its reader may see it
 
-
-def attach(posts: Iterable[Post], *, viewer_id: int | None) -> None:
-    """Load what these posts quote, as the viewer may see it: one query, none without quotes."""
-    quoting = [post for post in posts if post.quote_of_id and not hasattr(post, _QUOTED)]
-    if not quoting:
-        return
-    quoted = Post.objects.visible().with_ids({post.quote_of_id for post in quoting})
+def quoted_posts(posts: Iterable[Post], *, viewer_id: int | None) -> dict[str, Post | None]:
+    """What these posts quote, by the quoted post's id, as the viewer may see it (None:
+    "post unavailable"): one query, none without quotes."""
+    quoted_ids = {post.quote_of_id for post in posts if post.quote_of_id}
+    if not quoted_ids:
+        return {}
+    quoted = Post.objects.visible().with_ids(quoted_ids)
     # Only public and unlisted posts may be quoted: no other shows embedded.
     shown = visible_to(quoted.filter(visibility__in=OPEN), viewer_id).select_related("author")
-    found = {post.pk: post for post in shown}
-    for post in quoting:
-        setattr(post, _QUOTED, found.get(post.quote_of_id))
-
-
-def quoted_of(post: Post, *, viewer_id: int | None) -> Post | None:
-    """What ``post`` quotes, or None when the viewer may not see it ("post unavailable")."""
-    if not hasattr(post, _QUOTED):
-        attach([post], viewer_id=viewer_id)
-    return getattr(post, _QUOTED, None)
+    found: dict[str, Post | None] = dict.fromkeys(quoted_ids)
+    found.update((post.pk, post) for post in shown)
+    return found

@@ -131,18 +131,20 @@ def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> di
     """The template context of what the viewer did to these posts (two queries a page),
     and the posts' images (``post_media``, one query).
 
-    Also loads what the posts quote, as the viewer may see it (posts.quotes:
-    one query more when the page holds a quote), and whom its replies answer
-    (``reply_names``: one query more when a reply's parent is not on the page).
+    Also what the posts quote, as the viewer may see it (``quoted_posts``,
+    posts.quotes: one query more when the page holds a quote), and whom its
+    replies answer (``reply_names``: one query more when a reply's parent is
+    not on the page). None of it is kept on the posts: a feed's are shared by
+    every reader (timelines.held).
     """
     posts = list(posts)
     post_ids = [post.pk for post in posts]
     viewer_id = user.pk if user is not None and user.is_authenticated else None
-    quotes.attach(posts, viewer_id=viewer_id)
     return {
         "liked_ids": liked_post_ids(user, post_ids),
         "reposted_ids": reposted_post_ids(user, post_ids),
         "post_media": media_by_post(posts),
+        "quoted_posts": quotes.quoted_posts(posts, viewer_id=viewer_id),
         "reply_names": reply_names(posts, viewer_id=viewer_id),
     }
 

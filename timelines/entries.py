@@ -174,17 +174,19 @@ def _read_entries(
 
 def _shown_entries(
     keys: list[str], *, reader_id: int, following: int, limit: int, ascending: bool
-) -> list[Post]:
-    """The first ``limit`` entries among these keys that the reader's feed shows,
-    in scan order, with their authors and originals loaded."""
+) -> list[tuple[str, Post]]:
+    """The first ``limit`` entries among these keys that the reader's feed shows, in
+    scan order: (entry key, post shown: a repost's original) pairs, each post with its
+    author loaded."""
     rows, holding = _read_entries(
         keys, reader_id=reader_id, following=following, limit=limit, ascending=ascending
     )
     return _held_entries(rows) if holding else _entries_of(rows)
 
 
-def _held_entries(rows: list[tuple]) -> list[Post]:
-    """Entries from their versions: (post id, version, original id, version) rows."""
+def _held_entries(rows: list[tuple]) -> list[tuple[str, Post]]:
+    """Entries from their versions: (post id, version, original id, version) rows. The
+    posts are the held ones, shared by every reader and never changed (timelines.held)."""
     versions = {}
     for post_id, version, original_id, original_version in rows:
         versions[post_id] = version
@@ -195,20 +197,18 @@ def _held_entries(rows: list[tuple]) -> list[Post]:
     for post_id, _, original_id, _ in rows:
         if post_id not in found or (original_id is not None and original_id not in found):
             continue  # gone since the statement read its version
-        original = held.copied(found[original_id]) if original_id is not None else None
-        entries.append(held.copied(found[post_id], repost_of=original))
+        entries.append((found[post_id].timeline_key, found[original_id or post_id]))
     return entries
 
 
-def _entries_of(rows: list[tuple]) -> list[Post]:
+def _entries_of(rows: list[tuple]) -> list[tuple[str, Post]]:
     """Entries from their columns and their originals'."""
     width = post_sql.POST_AND_AUTHOR_WIDTH  # the entry's, then its original's
     entries = []
     for row in rows:
         post = post_sql.post_of(row[:width])
-        if post.repost_of_id:
-            post.repost_of = post_sql.post_of(row[width:])
-        entries.append(post)
+        shown = post_sql.post_of(row[width:]) if post.repost_of_id else post
+        entries.append((post.timeline_key, shown))
     return entries
 
 
@@ -313,13 +313,13 @@ def hydrate(
     return _items(entries, reader_id=reader_id, following=following)
 
 
-def _items(entries: list[Post], *, reader_id: int, following: int) -> list[FeedItem]:
-    """Feed items of the shown entries, with who reposted each original (one query,
-    only when a post shown was reposted)."""
-    shown = [(post.timeline_key, post.repost_of or post) for post in entries]
-    reposted = [original for _, original in shown if original.repost_count]
+def _items(entries: list[tuple[str, Post]], *, reader_id: int, following: int) -> list[FeedItem]:
+    """Feed items of the shown entries ((entry key, post shown: a repost's original)
+    pairs), with who reposted each original (one query, only when a post shown was
+    reposted)."""
+    reposted = [shown for _, shown in entries if shown.repost_count]
     reposters = reposted_by(reader_id, reposted, following=following) if reposted else {}
-    return [FeedItem(key, original, reposters.get(original.pk, [])) for key, original in shown]
+    return [FeedItem(key, shown, reposters.get(shown.pk, [])) for key, shown in entries]
 
 
 @dataclass(frozen=True)

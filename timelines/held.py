@@ -12,9 +12,12 @@ under the version read is the row as it stands, and one that is not held is
 read (one statement for all of a page's) and held: what is held is never
 stale, only missing.
 
-Held posts are shared between requests: callers hand out ``copied`` ones (a
-page marks its posts for its viewer). At most ``FEED_HELD_POSTS`` are held, the
-least recently shown going first. SQLite (no row versions) and Citus (where a
+Held posts are shared between requests and threads, so nothing may change
+them: what a reader may see of a post (what it quotes, whom it answers, their
+likes) goes beside it, in the page's context (``posts.selectors.viewer_marks``),
+never on it (a copy of each post for each page cost 2.5 us a post, 54 of a
+page's 1,050 us: issue 11). At most ``FEED_HELD_POSTS`` are held, the least
+recently shown going first. SQLite (no row versions) and Citus (where a
 statement may not join a post to its original on another shard) read posts
 with the entries, as before: ``enabled`` says which.
 """
@@ -24,8 +27,6 @@ from threading import Lock
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Model
-from django.db.models.base import ModelState
 
 from feed_project import sharding
 from posts import sql as post_sql
@@ -88,8 +89,8 @@ def clear() -> None:
 
 def posts(versions: dict[str, str]) -> dict[str, Post]:
     """The posts of these ids as they stand at these versions (read and held when not
-    held), each with its author: held ones, shared; hand out ``copied`` ones. A post
-    gone since its version was read is left out."""
+    held), each with its author: shared, never to be changed. A post gone since its
+    version was read is left out."""
     database = connection.settings_dict["NAME"]
     found = _shelf.find(database, versions)
     missing = [post_id for post_id in versions if post_id not in found]
@@ -109,19 +110,3 @@ def _read(post_ids: list[str]) -> list[tuple[str, Post]]:
     with connection.cursor() as db:
         db.execute(sql, params)
         return [(row[0], post_sql.post_of(row[1:])) for row in db.fetchall()]
-
-
-def _copy(instance: Model, **related: Model) -> Model:
-    """A copy of a model instance with its own state and these related objects
-    (``copy.copy`` goes through pickling's ``__reduce__``: six times slower)."""
-    twin = instance.__class__.__new__(instance.__class__)
-    twin.__dict__ = instance.__dict__.copy()
-    twin._state = state = ModelState.__new__(ModelState)
-    state.__dict__ = instance._state.__dict__.copy()
-    state.fields_cache = related
-    return twin
-
-
-def copied(post: Post, **related: Model) -> Post:
-    """A copy of a held post and of its author, that a request may change."""
-    return _copy(post, author=_copy(post.author), **related)

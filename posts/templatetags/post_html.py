@@ -64,6 +64,8 @@ def post_article(
         media=media,
         full_media=full_media,
         replying_to=replying_to,
+        # quoted_posts: the page's quoted posts (posts.selectors.viewer_marks).
+        quoted_posts=context.get("quoted_posts"),
     )
 
 

@@ -108,14 +108,14 @@ def reference(reader_id: int) -> list[str]:
 
 def shown(reader: User, items: list) -> list[tuple[str, str, str | None]]:
     """What each item shows as a page renders it: the post, its text, what it quotes."""
-    quotes.attach([item.post for item in items], viewer_id=reader.pk)
+    quoted = quotes.quoted_posts([item.post for item in items], viewer_id=reader.pk)
     return [
         (
             item.post.pk,
             item.post.text,
             None
             if not item.post.quote_of_id
-            else getattr(quotes.quoted_of(item.post, viewer_id=reader.pk), "pk", UNAVAILABLE),
+            else getattr(quoted[item.post.quote_of_id], "pk", UNAVAILABLE),
         )
         for item in items
     ]

@@ -5,6 +5,8 @@ moderator's tool or a future code path might): the row's version moves all the
 same, so the next page reads the row again.
 """
 
+import re
+
 import pytest
 from django.db import connection
 from django.db.models import F
@@ -16,7 +18,7 @@ from feed_project import sharding
 from feed_project.pagination import Cursor
 from posts.models import Post
 from posts.services import create_post, repost
-from relations.services import follow
+from relations.services import block, follow
 from tests.factories import UserFactory
 from timelines import held
 from timelines.feed import home_feed
@@ -109,16 +111,51 @@ def test_a_repost_is_read_again_when_its_original_changes(reader_and_author):
     assert first(reader).text == "second words"
 
 
-def test_pages_get_copies_a_request_may_change(reader_and_author):
-    reader, author = reader_and_author
-    create_post(author=author, text="hello")
-    mine = first(reader)
-    mine.text = "changed by one request"
-    mine.author.display_name = "changed too"
+def _state(post: Post) -> list[dict]:
+    """All a post and its author hold: their attributes and their related objects."""
+    return [
+        dict(vars(row)) | {"related": dict(row._state.fields_cache)} for row in (post, post.author)
+    ]
 
-    theirs = first(reader)
 
-    assert (theirs.text, theirs.author.display_name) == ("hello", "A")
+def _quoted(html: str, quote: Post) -> str:
+    found = re.search(
+        rf'data-post-id="{quote.pk}".*?<div class="post-quote"[^>]*>(.*?)</div>', html, re.S
+    )
+    assert found, html
+    return found.group(1)
+
+
+def test_readers_share_held_posts_and_no_page_changes_them(holding, client):
+    """A feed's posts are one object for every reader: a page keeps what is its
+    reader's (here, a quote of someone who blocked one of them) beside them."""
+    reader, author = holding
+    other = UserFactory(last_active_at=timezone.now())
+    follow(follower=other, followee=author)
+    quoted_author, stranger = UserFactory(), UserFactory()
+    block(user=quoted_author, target=other)
+    quote = create_post(
+        author=author,
+        text="look",
+        quote_of=create_post(author=quoted_author, text="the quoted words"),
+    )
+    repost(user=author, post=create_post(author=stranger, text="reposted"))
+    create_post(
+        author=author, text="answer", in_reply_to=create_post(author=stranger, text="asked")
+    )
+    posts = [item.post for item in home_feed(reader=reader, cursor=Cursor()).items]
+    before = [_state(post) for post in posts]
+
+    pages = {}
+    for person in (reader, other, reader, other):
+        client.force_login(person)
+        pages[person.pk] = client.get("/").content.decode()
+
+    shared = [item.post for item in home_feed(reader=other, cursor=Cursor()).items]
+    assert [id(post) for post in shared] == [id(post) for post in posts]
+    assert [_state(post) for post in posts] == before
+    assert "the quoted words" in _quoted(pages[reader.pk], quote)
+    assert "post unavailable" in _quoted(pages[other.pk], quote)
 
 
 def test_it_holds_at_most_feed_held_posts(holding, settings):
