@@ -50,6 +50,7 @@ from relations.services import (
     unfollow,
     unmute,
 )
+from tests.timelines.shared_posts import state
 from timelines import cache, pull
 from timelines.cache import SENTINEL
 from timelines.feed import home_feed
@@ -107,8 +108,12 @@ def reference(reader_id: int) -> list[str]:
 
 
 def shown(reader: User, items: list) -> list[tuple[str, str, str | None]]:
-    """What each item shows as a page renders it: the post, its text, what it quotes."""
-    quoted = quotes.quoted_posts([item.post for item in items], viewer_id=reader.pk)
+    """What each item shows as a page renders it: the post, its text, what it quotes.
+    Working that out leaves the posts as they were: held, they are every reader's."""
+    posts = [item.post for item in items]
+    before = [state(post) for post in posts]
+    quoted = quotes.quoted_posts(posts, viewer_id=reader.pk)
+    assert [state(post) for post in posts] == before
     return [
         (
             item.post.pk,

@@ -20,6 +20,7 @@ from posts.models import Post
 from posts.services import create_post, repost
 from relations.services import block, follow
 from tests.factories import UserFactory
+from tests.timelines.shared_posts import state
 from timelines import held
 from timelines.feed import home_feed
 
@@ -111,13 +112,6 @@ def test_a_repost_is_read_again_when_its_original_changes(reader_and_author):
     assert first(reader).text == "second words"
 
 
-def _state(post: Post) -> list[dict]:
-    """All a post and its author hold: their attributes and their related objects."""
-    return [
-        dict(vars(row)) | {"related": dict(row._state.fields_cache)} for row in (post, post.author)
-    ]
-
-
 def _quoted(html: str, quote: Post) -> str:
     found = re.search(
         rf'data-post-id="{quote.pk}".*?<div class="post-quote"[^>]*>(.*?)</div>', html, re.S
@@ -144,7 +138,7 @@ def test_readers_share_held_posts_and_no_page_changes_them(holding, client):
         author=author, text="answer", in_reply_to=create_post(author=stranger, text="asked")
     )
     posts = [item.post for item in home_feed(reader=reader, cursor=Cursor()).items]
-    before = [_state(post) for post in posts]
+    before = [state(post) for post in posts]
 
     pages = {}
     for person in (reader, other, reader, other):
@@ -153,7 +147,7 @@ def test_readers_share_held_posts_and_no_page_changes_them(holding, client):
 
     shared = [item.post for item in home_feed(reader=other, cursor=Cursor()).items]
     assert [id(post) for post in shared] == [id(post) for post in posts]
-    assert [_state(post) for post in posts] == before
+    assert [state(post) for post in posts] == before
     assert "the quoted words" in _quoted(pages[reader.pk], quote)
     assert "post unavailable" in _quoted(pages[other.pk], quote)
 
