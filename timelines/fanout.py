@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -179,18 +179,25 @@ WHERE s.reader_id {in_followers}
   AND u.last_active_at >= %(active_since)s
   AND u.id > %(after)s AND u.id <= %(upto)s
   AND s.reader_id > %(after)s AND s.reader_id <= %(upto)s
-ON CONFLICT (reader_id, timeline_key) DO UPDATE SET author_id = excluded.author_id
+{on_conflict}
 RETURNING reader_id
 """
+# A plain INSERT, unless some of the rows are in already: a run of a chunk
+# again (after its commit) or a rebuild that got there first. Then again with
+# each such row updated in place, so that it is returned too and its cache
+# pushed. ON CONFLICT on every run cost PostgreSQL 5.5 us a row (a 10,000-row
+# chunk 150 ms against 95 ms on the 0.05% world; DO NOTHING 123 ms).
+_ON_CONFLICT = "ON CONFLICT (reader_id, timeline_key) DO UPDATE SET author_id = excluded.author_id"
 
 
 def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
     """Push one post into the inboxes of one chunk of its author's followers.
 
     The chunk's follower ids, then one INSERT ... SELECT: those active within
-    FEED_INACTIVE_DAYS whose inbox is kept. ON CONFLICT DO UPDATE (not DO
-    NOTHING) so that a retry still returns every recipient and the cache
-    push reaches them all. Returns the number of recipients.
+    FEED_INACTIVE_DAYS whose inbox is kept. Should some of the rows be in
+    already, it runs again with ON CONFLICT DO UPDATE (not DO NOTHING), so
+    that a retry still returns every recipient and the cache push reaches
+    them all. Returns the number of recipients.
 
     The chunk's outbox row goes once its rows are in; the first completion of
     each distinct chunk is counted, and the fan-out finishes when none is left.
@@ -213,15 +220,26 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
         "upto": chunk.upto,
         "active_since": active_since(),
     }
-    aggregate, in_followers = _FOLLOWERS[connection.vendor]
-    with transaction.atomic(), connection.cursor() as db:
-        db.execute(_CHUNK_FOLLOWERS_SQL.format(aggregate=aggregate, **tables), params)
-        params["followers"] = db.fetchone()[0]
-        db.execute(_PUSH_CHUNK_SQL.format(in_followers=in_followers, **tables), params)
-        readers = [row[0] for row in db.fetchall()]
+    try:
+        readers = _insert_chunk(tables, params, on_conflict="")
+    except IntegrityError:  # some rows are in already (_ON_CONFLICT)
+        readers = _insert_chunk(tables, params, on_conflict=_ON_CONFLICT)
     inbox.pushed(readers, post["timeline_key"])
     _chunk_done(post_id, claim, len(readers))
     return len(readers)
+
+
+def _insert_chunk(tables: dict[str, str], params: dict, *, on_conflict: str) -> list[int]:
+    """The chunk's inbox rows, in one transaction: the readers they went to."""
+    aggregate, in_followers = _FOLLOWERS[connection.vendor]
+    with transaction.atomic(), connection.cursor() as db:
+        db.execute(_CHUNK_FOLLOWERS_SQL.format(aggregate=aggregate, **tables), params)
+        followers = db.fetchone()[0]
+        statement = _PUSH_CHUNK_SQL.format(
+            in_followers=in_followers, on_conflict=on_conflict, **tables
+        )
+        db.execute(statement, {**params, "followers": followers})
+        return [row[0] for row in db.fetchall()]
 
 
 def _chunk_done(post_id: str, claim: outbox.Claim, recipients: int) -> None:

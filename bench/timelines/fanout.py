@@ -58,7 +58,8 @@ def fill_caches(reader_ids: list[int]) -> int:
 
 # The raw limit's table half: the engine's joins (the author's followers, those
 # active and with a kept inbox), committed, returning the recipients as the
-# engine's chunk statement does (their caches are pushed next).
+# engine's chunk statement does (their caches are pushed next). A plain INSERT,
+# as the engine's first try is (a new post's key is in no inbox).
 _RAW_INSERT_SQL = """
 INSERT INTO timelines_inboxentry (reader_id, timeline_key, author_id)
 SELECT f.follower_id, %(key)s, %(author)s
@@ -66,7 +67,6 @@ FROM relations_follower f
 JOIN timelines_inboxstate s ON s.reader_id = f.follower_id
 JOIN accounts_user u ON u.id = f.follower_id
 WHERE f.user_id = %(author)s AND u.last_active_at >= %(since)s
-ON CONFLICT (reader_id, timeline_key) DO NOTHING
 RETURNING reader_id
 """
 # On Citus the same in the engine's two steps (timelines/fanout.py): the
@@ -80,7 +80,6 @@ SELECT s.reader_id, %(key)s, %(author)s
 FROM timelines_inboxstate s
 JOIN accounts_user u ON u.id = s.reader_id
 WHERE s.reader_id = ANY(%(followers)s) AND u.last_active_at >= %(since)s
-ON CONFLICT (reader_id, timeline_key) DO NOTHING
 RETURNING reader_id
 """
 # The raw limit's Redis half: one server-side call per chunk, a bare loop (LPUSH

@@ -219,6 +219,30 @@ def test_a_fan_out_chunk_run_twice_counts_once_and_the_fan_out_waits_for_every_c
         assert feed_keys(follower) == [post.timeline_key] == reference_keys(follower)
 
 
+@pytest.mark.embedded
+def test_a_chunk_delivered_again_returns_every_recipient_and_fills_what_is_missing(
+    people, committed, settings
+):
+    """Run again after its commit (a retry, or a rebuild got there first), a chunk finds
+    its rows in: it still returns each recipient, for each cache to be pushed."""
+    settings.FEED_FANOUT_CHUNK = 10
+    author, *followers = people
+    for follower in followers:
+        with committed():
+            follow(follower=follower, followee=author)
+    post = create_post(author=author, text="to three followers")
+    (chunk,) = fanout.plan_fan_out(post_id=post.pk)  # its message is lost
+    assert fanout.deliver_chunk(post_id=post.pk, chunk=chunk) == 3
+    lost = InboxEntry.objects.filter(reader_id=followers[0].pk, timeline_key=post.timeline_key)
+    lost.delete()
+
+    assert fanout.deliver_chunk(post_id=post.pk, chunk=chunk) == 3
+
+    assert InboxEntry.objects.filter(timeline_key=post.timeline_key).count() == 3 + 1  # + own
+    for follower in followers:
+        assert feed_keys(follower) == [post.timeline_key] == reference_keys(follower)
+
+
 def test_lost_chunks_are_swept_one_by_one_without_planning_the_fan_out_again(
     people, committed, settings
 ):
