@@ -45,6 +45,16 @@ def people(db, committed):
     return users
 
 
+@pytest.fixture
+def followed(people, committed):
+    """The first of ``people`` and the three others, who follow them (backfills run)."""
+    author, *followers = people
+    for follower in followers:
+        with committed():
+            follow(follower=follower, followee=author)
+    return author, followers
+
+
 def feed_keys(reader: User) -> list[str]:
     return [item.key for item in home_feed(reader=reader, cursor=Cursor()).items]
 
@@ -192,13 +202,10 @@ def test_a_call_recorded_again_while_its_task_runs_stays_in_the_outbox(people):
 
 
 def test_a_fan_out_chunk_run_twice_counts_once_and_the_fan_out_waits_for_every_chunk(
-    people, committed, settings
+    followed, committed, settings
 ):
     settings.FEED_FANOUT_CHUNK = 1
-    author, *followers = people
-    for follower in followers:
-        with committed():
-            follow(follower=follower, followee=author)
+    author, followers = followed
     post = create_post(author=author, text="to three followers")
     chunks = fanout.plan_fan_out(post_id=post.pk)  # its chunks' messages are lost
     assert len(chunks) == 3
@@ -221,15 +228,12 @@ def test_a_fan_out_chunk_run_twice_counts_once_and_the_fan_out_waits_for_every_c
 
 @pytest.mark.embedded
 def test_a_chunk_delivered_again_returns_every_recipient_and_fills_what_is_missing(
-    people, committed, settings
+    followed, committed, settings
 ):
     """Run again after its commit (a retry, or a rebuild got there first), a chunk finds
     its rows in: it still returns each recipient, for each cache to be pushed."""
     settings.FEED_FANOUT_CHUNK = 10
-    author, *followers = people
-    for follower in followers:
-        with committed():
-            follow(follower=follower, followee=author)
+    author, followers = followed
     post = create_post(author=author, text="to three followers")
     (chunk,) = fanout.plan_fan_out(post_id=post.pk)  # its message is lost
     assert fanout.deliver_chunk(post_id=post.pk, chunk=chunk) == 3
@@ -244,13 +248,10 @@ def test_a_chunk_delivered_again_returns_every_recipient_and_fills_what_is_missi
 
 
 def test_lost_chunks_are_swept_one_by_one_without_planning_the_fan_out_again(
-    people, committed, settings
+    followed, committed, settings
 ):
     settings.FEED_FANOUT_CHUNK = 1
-    author, *followers = people
-    for follower in followers:
-        with committed():
-            follow(follower=follower, followee=author)
+    author, _ = followed
     post = create_post(author=author, text="to three followers")
     first = fanout.plan_fan_out(post_id=post.pk)[0]
     tasks.fan_out_chunk.apply(args=(post.pk, first.after, first.upto))
@@ -262,12 +263,9 @@ def test_lost_chunks_are_swept_one_by_one_without_planning_the_fan_out_again(
     assert (fan_out.chunks_done, fan_out.recipients) == (3, 3)
 
 
-def test_a_deleted_posts_cleanup_is_recorded_chunk_by_chunk(people, committed, settings):
+def test_a_deleted_posts_cleanup_is_recorded_chunk_by_chunk(followed, committed, settings):
     settings.FEED_FANOUT_CHUNK = 1
-    author, *followers = people
-    for follower in followers:
-        with committed():
-            follow(follower=follower, followee=author)
+    author, _ = followed
     with committed():
         post = create_post(author=author, text="soon deleted")
     assert InboxEntry.objects.filter(timeline_key=post.timeline_key).count() == 4
