@@ -53,7 +53,8 @@ FOLLOWS_WINDOW = timedelta(days=28)
 JOINED_BEFORE = timedelta(days=30)
 JOINED_SPREAD = timedelta(days=335)
 # Days since last visit: exponential with this mean puts about a quarter of the
-# accounts beyond FEED_INACTIVE_DAYS (7), the "offline" readers that get no push.
+# accounts beyond FEED_INACTIVE_DAYS (7), the "offline" readers whose inboxes the
+# trim sweep releases (no push reaches them).
 MEAN_DAYS_AWAY = 5.0
 MAX_DAYS_AWAY = 28.0
 # Follows per account: log-normal, median 20, mean about 30, so 100,000

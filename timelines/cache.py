@@ -237,15 +237,18 @@ def remove_author(reader_id: int, author_id: int) -> None:
     _run_for_readers("remove_author", [reader_id], [ids.author_prefix(author_id), first])
 
 
-def drop(reader_id: int) -> None:
-    """Forget one reader's cache (after a rebuild): the next read refills it."""
+def drop(*reader_ids: int) -> None:
+    """Forget these readers' caches (after a rebuild, a release): the next read refills.
+
+    One DEL; on a Redis Cluster, redis-py splits it by slot."""
     redis = client()
-    if redis is None:
+    if redis is None or not reader_ids:
         return
+    gen = generation()
     try:
-        redis.delete(*_keys(reader_id, generation()))
+        redis.delete(*(key for reader_id in reader_ids for key in _keys(reader_id, gen)))
     except ERRORS as exc:
-        invalidate_all(f"drop {reader_id} failed: {exc}")
+        invalidate_all(f"drop of {len(reader_ids)} caches failed: {exc}")
 
 
 class CachedInbox:

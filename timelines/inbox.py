@@ -8,14 +8,19 @@ is the Redis adapter beneath.
   cache trims itself to it, a rebuild writes no more than it.
 - **Complete above its oldest entry**: every pushed post newer than the
   oldest entry is there. Reads below it fall back to pull (``timelines.feed``).
-- **Kept** (an ``InboxState`` row): fan-out pushes only to kept inboxes.
-  **Built** (``built_at`` set): reads trust it; otherwise it is rebuilt first.
+- **Kept** (an ``InboxState`` row): fan-out pushes to every kept inbox, and to
+  no other. **Built** (``built_at`` set): reads trust it; otherwise it is
+  rebuilt first. An inbox whose reader has been away FEED_INACTIVE_DAYS is
+  released by the trim sweep (``sweep_batch``): its row goes, so pushes stop,
+  and the reader's next page rebuilds it. Activity is checked there, once per
+  reader a sweep, not once per reader per post in the fan-out's statement.
 - Every write goes to the table first and to the cache after (the module
   docstring of ``timelines.cache`` says why that order is safe).
 """
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -27,6 +32,16 @@ from relations.visibility import is_muted
 from timelines import cache, pull, rebuild
 from timelines.cache import CachedInbox
 from timelines.models import InboxEntry, InboxState, PullAuthor
+
+
+def active_since(now: datetime | None = None) -> datetime:
+    """Readers last seen before this are away: the sweep releases their inboxes."""
+    return (now or timezone.now()) - timedelta(days=settings.FEED_INACTIVE_DAYS)
+
+
+def away(last_active: datetime | None) -> bool:
+    """Whether a reader last seen at ``last_active`` (None: never) is away."""
+    return last_active is None or last_active < active_since()
 
 
 def cap() -> int:
@@ -51,15 +66,6 @@ class Inbox:
 
     def is_kept(self) -> bool:
         return InboxState.objects.filter(reader_id=self.reader_id).exists()
-
-    def mark_stale(self) -> None:
-        """The reader may have missed pushes: rebuild before the next read.
-
-        The cache goes too: a page reads it before the state (``timelines.feed``),
-        so a rebuild finishing between the two must not find it there.
-        """
-        InboxState.objects.filter(reader_id=self.reader_id).update(built_at=None)
-        cache.drop(self.reader_id)
 
     # --- writes ---------------------------------------------------------------
 
@@ -123,8 +129,8 @@ class Inbox:
         1. The state row is committed first, so fan-outs running from now on
            push to this inbox; a post committed during the rebuild is either
            pulled or pushed. A built inbox stays built meanwhile: readers see
-           the old inbox until the new one commits (a stale one was unbuilt by
-           ``mark_stale``), so a second rebuild of the same inbox (an operator's,
+           the old inbox until the new one commits (one that missed pushes has
+           no row: the sweep released it), so a second rebuild of the same inbox (an operator's,
            or a task run twice) never sends its readers to rebuild it again.
         2. The newest FEED_REBUILD_PER_AUTHOR posts of each followee (and the
            reader's own) are inserted. Where an author had more, the inbox is
@@ -321,14 +327,41 @@ def trim(reader_ids: list[int]) -> None:
             entries.filter(timeline_key__lte=floor[0]).delete()
 
 
-def trim_batch(after: int, size: int) -> int | None:
-    """Trim the ``size`` kept inboxes next above reader ``after``: a step of the
-    trim sweep (``timelines.tasks.trim_inboxes``). Returns the last reader trimmed,
-    or None when no kept inbox is left above it."""
-    readers = list(
+# A batch of kept inboxes, each with its reader's last visit: the sweep's walk.
+# The join is on the reader id, the shard key of both tables (one shard each).
+def _kept_after(after: int, size: int) -> list[tuple[int, datetime | None]]:
+    return list(
         InboxState.objects.filter(reader_id__gt=after)
         .order_by("reader_id")
-        .values_list("reader_id", flat=True)[:size]
+        .values_list("reader_id", "reader__last_active_at")[:size]
     )
-    trim(readers)
-    return readers[-1] if len(readers) == size else None
+
+
+def release(reader_ids: list[int]) -> None:
+    """These readers are away: their inboxes are no longer kept (no push reaches them),
+    and their caches go. The table's entries stay for the rebuild on their return
+    to replace (``Inbox.rebuild``: complete above the oldest entry again).
+
+    The cache goes after the row: a page reads the cache before the state
+    (``timelines.feed``), so a rebuild finishing between the two must not find
+    a cache that missed pushes.
+    """
+    InboxState.objects.filter(reader_id__in=reader_ids).delete()
+    cache.drop(*reader_ids)
+
+
+def sweep_batch(after: int, size: int) -> int | None:
+    """A step of the trim sweep (``timelines.tasks.trim_inboxes``): of the ``size``
+    kept inboxes next above reader ``after``, release those whose readers are away
+    and trim the rest to the cap. Returns the last reader of the batch, or None
+    when no kept inbox is left above it.
+
+    A reader who comes back as their inbox is released gets it rebuilt by
+    their next page, as any reader with no kept inbox does.
+    """
+    batch = _kept_after(after, size)
+    gone = {reader for reader, seen in batch if away(seen)}
+    if gone:
+        release(sorted(gone))
+    trim([reader for reader, _ in batch if reader not in gone])
+    return batch[-1][0] if len(batch) == size else None

@@ -48,7 +48,8 @@ class InboxState(models.Model):
     """A reader whose inbox is being kept: pushed to, and trusted on reads once built.
 
     No row means the inbox must be rebuilt by pull before it is read: a reader
-    who never came, or who came back after missing pushes while inactive.
+    who never came, or whose inbox the trim sweep released while they were away
+    (``timelines.inbox.sweep_batch``).
     """
 
     reader = models.OneToOneField(

@@ -159,8 +159,8 @@ REBUILD_QUEUED = "rebuild-queued:{}"  # a cache key: this reader's rebuild is on
 
 
 def open_built(reader_id: int, *, following: int, read: Inbox | None = None) -> OpenInbox:
-    """The reader's inbox, built first when it is not (never visited, or back after
-    missing pushes): the step a home page takes before it reads.
+    """The reader's inbox, built first when it is not (never visited, or
+    released while away): the step a home page takes before it reads.
 
     A reader who follows more than FEED_REBUILD_INLINE_FOLLOWING accounts does not
     wait for that: the rebuild (thousands of authors' posts) is queued, and until it

@@ -9,12 +9,10 @@ change commits, and swept if its message is lost. The work is in
 
 from typing import Any
 
-from accounts.signals import last_active_refreshed
 from posts.signals import post_created, post_deleted
 from relations.signals import followed, muted, unfollowed, unmuted
 from timelines import fanout, tasks
 from timelines.conversations import signals as conversation_signals
-from timelines.inbox import Inbox
 from timelines.notifications import signals as notification_signals
 from timelines.outbox import record
 from timelines.suggestions import signals as suggestion_signals
@@ -38,12 +36,6 @@ def mute_changed(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> No
     record(tasks.sync_author, user_id, target_id)
 
 
-def reader_returned(sender: Any, user_id: int, previous: Any, **kwargs: Any) -> None:
-    """Back after missing pushes (or here for the first time): rebuild on first read."""
-    if fanout.missed_pushes(previous):
-        Inbox(user_id).mark_stale()
-
-
 def connect() -> None:
     """Connected from TimelinesConfig.ready(), each with a dispatch_uid."""
     post_created.connect(fan_out, dispatch_uid="timelines.fan_out")
@@ -52,7 +44,6 @@ def connect() -> None:
     unfollowed.connect(follow_changed, dispatch_uid="timelines.remove_author")
     muted.connect(mute_changed, dispatch_uid="timelines.drop_muted")
     unmuted.connect(mute_changed, dispatch_uid="timelines.restore_unmuted")
-    last_active_refreshed.connect(reader_returned, dispatch_uid="timelines.reader_returned")
     notification_signals.connect()
     conversation_signals.connect()
     suggestion_signals.connect()

@@ -122,18 +122,20 @@ TRIM_SWEEP = "trim-sweep"  # a cache key: a sweep made progress within the inter
 
 @shared_task(name="timelines.trim_inboxes", base=FeedTask)
 def trim_inboxes(after: int = 0) -> None:
-    """Trim every kept inbox to the cap, FEED_TRIM_BATCH readers a task.
+    """Trim every kept inbox to the cap, FEED_TRIM_BATCH readers a task, and release
+    those of readers away longer than FEED_INACTIVE_DAYS (``inbox.sweep_batch``).
 
     Beat starts a sweep every FEED_TRIM_EVERY_SECONDS; each batch queues the next
     behind what the queue already holds, so one batch at a time is in flight and
     fan-outs never wait behind a wall of trims. The cost follows the readers, not
     the posts: every kept inbox once an interval, however many of its followees
-    post. Not in the outbox: a lost batch leaves the rest to the next sweep.
+    post. Not in the outbox: a lost batch leaves the rest to the next sweep (an
+    away reader is pushed to one interval longer).
     """
     interval = settings.FEED_TRIM_EVERY_SECONDS
     if after == 0 and not django_cache.add(TRIM_SWEEP, 0, timeout=interval):
         return  # the last sweep made progress within the interval: still running
-    last = inbox.trim_batch(after, size=settings.FEED_TRIM_BATCH)
+    last = inbox.sweep_batch(after, size=settings.FEED_TRIM_BATCH)
     if last is None:
         django_cache.delete(TRIM_SWEEP)
         return

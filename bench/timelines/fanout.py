@@ -22,7 +22,7 @@ from posts import ids
 from posts.models import Post
 from posts.services import create_post
 from relations.models import Follower
-from timelines import cache, fanout, inbox, outbox
+from timelines import cache, inbox, outbox
 from timelines.models import FanOut, InboxState
 from timelines.tasks import TRIM_SWEEP
 
@@ -56,8 +56,8 @@ def fill_caches(reader_ids: list[int]) -> int:
     return len(reader_ids) if probe.older(None, 1) is not None else 0
 
 
-# The raw limit's table half: the engine's joins (the author's followers, those
-# active and with a kept inbox), committed, returning the recipients as the
+# The raw limit's table half: the engine's join (the author's followers with a
+# kept inbox), committed, returning the recipients as the
 # engine's chunk statement does (their caches are pushed next). A plain INSERT,
 # as the engine's first try is (a new post's key is in no inbox).
 _RAW_INSERT_SQL = """
@@ -65,21 +65,19 @@ INSERT INTO timelines_inboxentry (reader_id, timeline_key, author_id)
 SELECT f.follower_id, %(key)s, %(author)s
 FROM relations_follower f
 JOIN timelines_inboxstate s ON s.reader_id = f.follower_id
-JOIN accounts_user u ON u.id = f.follower_id
-WHERE f.user_id = %(author)s AND u.last_active_at >= %(since)s
+WHERE f.user_id = %(author)s
 RETURNING reader_id
 """
 # On Citus the same in the engine's two steps (timelines/fanout.py): the
-# author's followers from their Follower rows (one shard), then the state and
-# user rows by reader id, which Citus joins inside each shard (the join from
+# author's followers from their Follower rows (one shard), then the state
+# rows by reader id, which Citus reads inside each shard (the join from
 # Follower, sharded by the author, would repartition).
 _RAW_FOLLOWERS_SQL = "SELECT follower_id FROM relations_follower WHERE user_id = %(author)s"
 _RAW_INSERT_ROUTED_SQL = """
 INSERT INTO timelines_inboxentry (reader_id, timeline_key, author_id)
 SELECT s.reader_id, %(key)s, %(author)s
 FROM timelines_inboxstate s
-JOIN accounts_user u ON u.id = s.reader_id
-WHERE s.reader_id = ANY(%(followers)s) AND u.last_active_at >= %(since)s
+WHERE s.reader_id = ANY(%(followers)s)
 RETURNING reader_id
 """
 # The raw limit's Redis half: one server-side call per chunk, a bare loop (LPUSH
@@ -98,7 +96,7 @@ return 0
 
 
 def _raw_fan_out(author_id: int) -> tuple[float, int, float]:
-    """The machine's raw limit: one committed INSERT ... SELECT with the engine's joins,
+    """The machine's raw limit: one committed INSERT ... SELECT with the engine's join,
     then one Lua call per FEED_FANOUT_CHUNK recipients; both undone after (untimed).
 
     Returns (SQL seconds, rows inserted, Redis seconds).
@@ -106,7 +104,7 @@ def _raw_fan_out(author_id: int) -> tuple[float, int, float]:
     fresh = ids.make_timeline_key(
         ids.KeyParts(time=ids.time_of(timezone.now()), author=author_id, seq=ids.MAX_SEQ)
     )
-    params = {"key": fresh, "author": author_id, "since": fanout.active_since()}
+    params = {"key": fresh, "author": author_id}
     with connection.cursor() as db:
         started = time.perf_counter_ns()
         with transaction.atomic():

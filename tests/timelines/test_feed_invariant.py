@@ -51,10 +51,10 @@ from relations.services import (
     unmute,
 )
 from tests.timelines.shared_posts import state
-from timelines import cache, pull
+from timelines import cache, inbox, pull
 from timelines.cache import SENTINEL
 from timelines.feed import home_feed
-from timelines.models import InboxEntry, PullAuthor
+from timelines.models import InboxEntry, InboxState, PullAuthor
 from timelines.opening import REBUILD_QUEUED
 from timelines.reference import UNAVAILABLE, pull_reference_keys, reference_item
 from timelines.tasks import trim_inboxes
@@ -486,21 +486,41 @@ class FeedMachine(RuleBasedStateMachine):
 
     @rule(user=users)
     def go_inactive(self, user: int) -> None:
+        """Away for a week: the inbox is still kept, and pushed to, until a sweep."""
         User.objects.filter(pk=user).update(last_active_at=timezone.now() - timedelta(days=8))
 
-    @rule(user=users, following_thousands=st.booleans())
-    def come_back_after_a_week(self, user: int, following_thousands: bool) -> None:
-        """The inbox is rebuilt: not left empty (every read would pull), and complete.
+    @rule(
+        user=users,
+        following_thousands=st.booleans(),
+        released=st.booleans(),
+        followee=st.integers(min_value=0, max_value=50),
+    )
+    def come_back_after_a_week(
+        self, user: int, following_thousands: bool, released: bool, followee: int
+    ) -> None:
+        """Back after a week, before or after the trim sweep released the inbox, with a
+        post by someone the reader follows from while they were away: a kept inbox
+        was pushed it, a released one is rebuilt: not left empty (every read would
+        pull), and complete.
 
         It may hold entries the read drops (a repost whose original is gone is
         a live post of the reposter), so it is not compared key for key.
 
         Back as a reader over FEED_REBUILD_INLINE_FOLLOWING, the visit does not
-        wait for the rebuild: while it is on its way every page is pulled, and
+        wait for a released inbox's rebuild: while it is on its way every page is pulled, and
         held to the reference's (the inbox stays unbuilt for a later read).
         """
+        self.go_inactive(user)
+        if released:
+            self.trim_sweep()
+        followed = sorted(
+            Followee.objects.filter(user_id=user).values_list("followee_id", flat=True)
+        )
+        author = followed[followee % len(followed)] if followed else user
+        missed = create_post(author=User.objects.get(pk=author), text="while you were away")
+        assert_pushed_only_to_its_readers(missed.pk)
+        self.posted.append(missed.pk)
         if following_thousands:
-            self.go_inactive(user)
             reader, feed = visit(user), reference(user)
             with override_settings(FEED_REBUILD_INLINE_FOLLOWING=-1):
                 django_cache.set(REBUILD_QUEUED.format(user), 1)  # queued by an earlier visit
@@ -508,17 +528,16 @@ class FeedMachine(RuleBasedStateMachine):
                 assert walk_up(reader, feed) == feed
                 django_cache.delete(REBUILD_QUEUED.format(user))
             return
-        self.go_inactive(user)
         self.read_first_page(user)
         feed = reference(user)
         pulled = set(PullAuthor.objects.values_list("author_id", flat=True))
         pushed = [k for k in feed if ids.author_of_timeline_key(k) not in pulled]
-        inbox = list(
+        inbox_keys = list(
             InboxEntry.objects.filter(reader_id=user).values_list("timeline_key", flat=True)
         )
         if pushed:
-            assert inbox
-        assert_complete_above_oldest(inbox, user, feed)
+            assert inbox_keys
+        assert_complete_above_oldest(inbox_keys, user, feed)
 
     @rule(user=users)
     def read_first_page(self, user: int) -> None:
@@ -527,8 +546,14 @@ class FeedMachine(RuleBasedStateMachine):
 
     @rule()
     def trim_sweep(self) -> None:
-        """The beat's trim sweep: every kept inbox cut to the cap, in batches."""
+        """The beat's trim sweep: every kept inbox cut to the cap, in batches, and those
+        of readers away released (no push reaches them; a page rebuilds them)."""
+        kept = set(InboxState.objects.values_list("reader_id", flat=True))
+        away = {
+            pk for pk, seen in User.objects.values_list("pk", "last_active_at") if inbox.away(seen)
+        }
         trim_inboxes()
+        assert set(InboxState.objects.values_list("reader_id", flat=True)) == kept - away
 
     @rule()
     def flush_redis(self) -> None:
@@ -555,10 +580,10 @@ class FeedMachine(RuleBasedStateMachine):
             assert seen == [reference_item(reader_id=user_id, key=key) for key in expected]
             assert walk_up(reader, expected) == expected
             assert walk_between(reader, expected) == expected[1:-1]
-            inbox = list(
+            inbox_keys = list(
                 InboxEntry.objects.filter(reader_id=user_id).values_list("timeline_key", flat=True)
             )
-            assert_complete_above_oldest(inbox, user_id, expected)
+            assert_complete_above_oldest(inbox_keys, user_id, expected)
             assert_complete_above_oldest(cached_keys(user_id), user_id, expected)
 
     def teardown(self) -> None:

@@ -10,7 +10,6 @@ change what it found, and the page must show what the state says.
 
 import re
 import time
-from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -25,9 +24,8 @@ from posts.services import create_post
 from relations.services import follow, unfollow
 from tests.factories import UserFactory
 from tests.timelines.test_pull_merged import STALLED_PULL
-from timelines import cache, entries, opening, pull
+from timelines import cache, entries, inbox, opening, pull
 from timelines.feed import PULL_FAILED_NOTICE, home_feed
-from timelines.inbox import Inbox
 from timelines.models import InboxState
 from timelines.reference import pull_reference_keys
 
@@ -108,12 +106,11 @@ def test_a_cache_of_an_older_generation_is_not_read_though_the_process_saw_it_la
     assert page(reader)[0] == newest.timeline_key
 
 
-def test_an_inbox_marked_stale_is_rebuilt_though_a_cache_of_it_is_left(reader_and_author):
+def test_a_released_inbox_is_rebuilt_though_a_cache_of_it_is_left(reader_and_author):
     reader, author = reader_and_author
-    User.objects.filter(pk=reader.pk).update(last_active_at=timezone.now() - timedelta(days=30))
-    missed = create_post(author=author, text="not pushed: the reader was away")
-    # Marked stale as a page racing the reader's return finds it: the cache still there.
-    InboxState.objects.filter(reader_id=reader.pk).update(built_at=None)
+    # Released as a page racing the sweep finds it: the row gone, the cache not yet.
+    InboxState.objects.filter(reader_id=reader.pk).delete()
+    missed = create_post(author=author, text="not pushed: the inbox was released")
     assert cached(reader)
 
     assert page(reader)[0] == missed.timeline_key
@@ -128,13 +125,14 @@ def test_an_author_pulled_since_the_cache_was_filled_is_merged_in(reader_and_aut
     assert page(reader)[0] == pulled.timeline_key
 
 
-def test_marking_an_inbox_stale_drops_its_cache(reader_and_author):
+def test_releasing_an_inbox_drops_its_cache(reader_and_author):
     reader, _ = reader_and_author
     assert cached(reader)
 
-    Inbox(reader.pk).mark_stale()
+    inbox.release([reader.pk])
 
     assert not cached(reader)
+    assert not InboxState.objects.filter(reader_id=reader.pk).exists()
 
 
 @pytest.fixture

@@ -25,7 +25,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -301,21 +300,14 @@ BLOCKED_CHUNKS = (7, 8)  # one per worker process: both stop inside a chunk
 def make_followers(author: User, count: int) -> tuple[list[int], set[int]]:
     """``count`` followers of ``author`` in bulk, in follower-id (chunk) order.
 
-    Every 25th is inactive (30 days away) and the next one has no kept inbox
-    (no InboxState): neither may receive a push. Returns (all follower ids
-    in order, the ids of those a push must reach).
+    Every 25th has no kept inbox (no InboxState: never here, or away and
+    released by the sweep): no push may reach it. Returns (all follower ids in
+    order, the ids of those a push must reach).
     """
     now = timezone.now()
     tag = uuid.uuid4().hex[:6]
     users = User.objects.bulk_create(
-        [
-            User(
-                username=f"f{tag}_{n}",
-                password="!",
-                last_active_at=now - timedelta(days=30) if n % 25 == 0 else now,
-            )
-            for n in range(count)
-        ]
+        [User(username=f"f{tag}_{n}", password="!", last_active_at=now) for n in range(count)]
     )
     ids = sorted(user.pk for user in users)
     Follower.objects.bulk_create(
@@ -326,10 +318,9 @@ def make_followers(author: User, count: int) -> tuple[list[int], set[int]]:
     )
     User.objects.filter(pk=author.pk).update(followers_count=count)
     User.objects.filter(pk__in=ids).update(following_count=1)
-    kept = [pk for n, pk in enumerate(ids) if n % 25 != 1]
+    kept = [pk for n, pk in enumerate(ids) if n % 25 != 0]
     InboxState.objects.bulk_create([InboxState(reader_id=pk, built_at=now) for pk in kept])
-    eligible = {pk for n, pk in enumerate(ids) if n % 25 not in (0, 1)}
-    return ids, eligible
+    return ids, set(kept)
 
 
 _WAITING_ON_LOCKS = "FROM {view} WHERE datname = %s AND wait_event_type = 'Lock'"

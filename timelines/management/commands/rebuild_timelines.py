@@ -10,8 +10,7 @@ from tqdm import tqdm
 from accounts import claims
 from accounts.models import User
 from timelines import outbox, tasks
-from timelines.fanout import active_since
-from timelines.inbox import Inbox
+from timelines.inbox import Inbox, active_since
 from timelines.models import InboxState
 
 
@@ -29,8 +28,8 @@ class Command(BaseCommand):
         who.add_argument(
             "--missing",
             action="store_true",
-            help="active readers whose inbox is not built (never built, or stale after a "
-            "long absence): what would otherwise be rebuilt on their next visit",
+            help="active readers whose inbox is not built (never built, or released "
+            "after a long absence): what would otherwise be rebuilt on their next visit",
         )
         parser.add_argument(
             "--include-inactive",
