@@ -58,13 +58,10 @@ ALLOWED = [
         plain_only=True,
     ),
     Allowed(
-        r'FROM "timelines_inboxstate" INNER JOIN "accounts_user" ON '
-        r'\("timelines_inboxstate"\."reader_id" = "accounts_user"\."id"\) '
-        r'WHERE "timelines_inboxstate"\."reader_id" > ',
-        "the trim sweep walks every kept inbox in reader order with its reader's last "
-        "visit (beat, every FEED_TRIM_EVERY_SECONDS; joined on the shard key, inside each "
-        "shard): every shard, FEED_TRIM_BATCH rows a step; the releases and trims it "
-        "then runs name their readers",
+        r'FROM "timelines_inboxstate" WHERE "timelines_inboxstate"\."reader_id" > ',
+        "the trim sweep walks every kept inbox in reader order (beat, every "
+        "FEED_TRIM_EVERY_SECONDS): every shard, FEED_TRIM_BATCH rows a step; the trims "
+        "it then runs name their readers",
     ),
     Allowed(
         r'FROM "posts_post" .*"posts_post"\."visibility" = .*ORDER BY "posts_post"\."timeline_key"',
