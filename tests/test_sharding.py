@@ -64,6 +64,14 @@ ALLOWED = [
         "it then runs name their readers",
     ),
     Allowed(
+        r'FROM "timelines_inboxstate" INNER JOIN "accounts_user" ON '
+        r'\("timelines_inboxstate"\."reader_id" = "accounts_user"\."id"\) '
+        r'WHERE \("timelines_inboxstate"\."reader_id" > %s AND '
+        r'"timelines_inboxstate"\."reader_id" <= %s AND \("accounts_user"\."last_active_at" < ',
+        "the same sweep asks for the away readers in each batch's range of kept inboxes, "
+        "joined to their users on the shard key (inside each shard): every shard, once a step",
+    ),
+    Allowed(
         r'FROM "posts_post" .*"posts_post"\."visibility" = .*ORDER BY "posts_post"\."timeline_key"',
         "the public timeline: everyone's public posts, every shard, one post_public_idx "
         "range scan each (posts.public_timeline)",
