@@ -341,7 +341,7 @@ def fan_out_figure(world: World, options: Options, log: Log) -> tuple[Table, Ver
             ("  delivered: worker started -> last chunk", f"{lag - queued:.3f}", "", ""),
             ("  slowest post", f"{slowest:.3f}", "", ""),
             (
-                "raw limit: one INSERT ... SELECT with the joins (committed)",
+                "raw limit: one INSERT ... SELECT with the join (committed)",
                 f"{sql_s:.3f}",
                 rate(raw_rows, sql_s),
                 "",
