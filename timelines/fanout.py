@@ -178,10 +178,10 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
     """Push one post into the inboxes of one chunk of its author's followers.
 
     The chunk's follower ids, then one INSERT ... SELECT: those whose inbox is
-    kept. Should some of the rows be in
-    already, it runs again with ON CONFLICT DO UPDATE (not DO NOTHING), so
-    that a retry still returns every recipient and the cache push reaches
-    them all. Returns the number of recipients.
+    kept. Should some of the rows be in already, it runs again with ON
+    CONFLICT DO UPDATE (not DO NOTHING), so that a retry still returns every
+    recipient and the cache push reaches them all. Returns the number of
+    recipients.
 
     The chunk's outbox row goes once its rows are in; the first completion of
     each distinct chunk is counted, and the fan-out finishes when none is left.
