@@ -13,7 +13,7 @@ from feed_project.pagination import Cursor
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from timelines import cache
+from tests.timelines.test_first_window import cached
 from timelines.feed import home_feed
 from timelines.inbox import Inbox, sweep_batch
 from timelines.models import InboxEntry, InboxState
@@ -82,10 +82,6 @@ def test_a_sweep_is_not_started_while_the_last_one_is_making_progress(readers_of
     assert all(len(entries(reader)) == 2 for reader in readers)
 
 
-def is_cached(reader) -> bool:
-    return bool(cache.client().exists(cache.inbox_key(reader.pk, cache.generation())))
-
-
 def kept(readers) -> list[bool]:
     held = set(InboxState.objects.values_list("reader_id", flat=True))
     return [reader.pk in held for reader in readers]
@@ -106,7 +102,7 @@ def test_readers_away_are_pushed_to_until_the_sweep_releases_their_inboxes(reade
     trim_inboxes()
 
     assert kept(readers) == [False, False, True, True, True]
-    assert [is_cached(reader) for reader in readers] == [False, False, True, True, True]
+    assert [cached(reader) for reader in readers] == [False, False, True, True, True]
     assert entries(away) == entries(readers[2])  # the rows stay for the rebuild to replace
 
     after = create_post(author=author, text="after the sweep").timeline_key
