@@ -57,9 +57,9 @@ def fill_caches(reader_ids: list[int]) -> int:
 
 
 # The raw limit's table half: the engine's join (the author's followers with a
-# kept inbox), committed, returning the recipients as the
-# engine's chunk statement does (their caches are pushed next). A plain INSERT,
-# as the engine's first try is (a new post's key is in no inbox).
+# kept inbox), committed, returning the recipients as the engine's chunk
+# statement does (their caches are pushed next). A plain INSERT, as the
+# engine's first try is (a new post's key is in no inbox).
 _RAW_INSERT_SQL = """
 INSERT INTO timelines_inboxentry (reader_id, timeline_key, author_id)
 SELECT f.follower_id, %(key)s, %(author)s
