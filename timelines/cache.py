@@ -87,9 +87,7 @@ def _scripts(client: Redis | RedisCluster) -> dict:
     return {
         name: client.register_script(lua.INCARNATION + source)
         for name, source in (
-            ("push", lua.PUSH),
             ("push_many", lua.PUSH_MANY),
-            ("remove", lua.REMOVE),
             ("remove_many", lua.REMOVE_MANY),
             ("remove_author", lua.REMOVE_AUTHOR),
             ("fill", lua.FILL),
@@ -133,14 +131,21 @@ def invalidate_all(reason: str) -> None:
         CacheGeneration.objects.update_or_create(pk=1, defaults={"value": 1})
 
 
+def key_layout(gen: int) -> tuple[str, str, str]:
+    """An inbox key's head and tail around the reader id, and its fill marker's suffix
+    (the ``*_many`` scripts build readers' keys from them)."""
+    return "inbox:{", f"}}:{gen}:list", ":fill"
+
+
 def inbox_key(reader_id: int, gen: int) -> str:
     """The Redis key of one reader's cached inbox in one generation."""
-    return f"inbox:{{{reader_id}}}:{gen}:list"
+    head, tail, _ = key_layout(gen)
+    return f"{head}{reader_id}{tail}"
 
 
 def _keys(reader_id: int, gen: int) -> list[str]:
     inbox = inbox_key(reader_id, gen)
-    return [inbox, inbox + ":fill"]
+    return [inbox, inbox + key_layout(gen)[2]]
 
 
 def ttl_seconds() -> int:
@@ -148,15 +153,16 @@ def ttl_seconds() -> int:
 
 
 # Readers per server-side call of a "many" script. One call blocks Redis while
-# it runs (~1 us per reader and member): 5,000 readers are a few ms; a fan-out
-# chunk (FEED_FANOUT_CHUNK, 10,000) is split into calls of this size in one pipeline.
+# it runs (a few us per reader): 5,000 readers are a few ms; a fan-out chunk
+# (FEED_FANOUT_CHUNK, 10,000) is split into calls of this size in one pipeline.
 READERS_PER_CALL = 5000
 
 
 def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str | int]) -> None:
     """Run ``script`` on each reader's keys: one server-side call per READERS_PER_CALL
-    readers on a single Redis (the ``<script>_many`` form), in one pipeline (one
-    round trip); on a Redis Cluster, see ``_run_on_cluster``."""
+    readers on a single Redis (the ``<script>_many`` form, the readers' ids in one
+    argument), in one pipeline (one round trip); on a Redis Cluster, see
+    ``_run_on_cluster``."""
     reader_ids = list(reader_ids)
     if not settings.REDIS_URL or not reader_ids:
         return
@@ -164,19 +170,16 @@ def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str 
     try:
         redis = client()
         if isinstance(redis, RedisCluster):
-            _run_on_cluster(redis, script, [_keys(reader, gen) for reader in reader_ids], args)
+            _run_on_cluster(redis, script, reader_ids, gen, args)
             return
         pipe = redis.pipeline(transaction=False)
         scripts = _scripts(redis)
         if f"{script}_many" in scripts:
-            fn = scripts[f"{script}_many"]
+            fn, layout = scripts[f"{script}_many"], key_layout(gen)
             for start in range(0, len(reader_ids), READERS_PER_CALL):
-                keys = [
-                    key
-                    for reader_id in reader_ids[start : start + READERS_PER_CALL]
-                    for key in _keys(reader_id, gen)
-                ]
-                fn(keys=keys, args=["", *args], client=pipe)  # "": the script reads INFO
+                readers = ",".join(map(str, reader_ids[start : start + READERS_PER_CALL]))
+                # "": the script reads the incarnation itself
+                fn(keys=[], args=["", *layout, readers, *args], client=pipe)
         else:
             fn = scripts[script]
             for reader_id in reader_ids:
@@ -187,35 +190,38 @@ def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str 
 
 
 def _run_on_cluster(
-    redis: RedisCluster, script: str, keys_per_reader: list[list[str]], args: Sequence[str | int]
+    redis: RedisCluster, script: str, reader_ids: list[int], gen: int, args: Sequence[str | int]
 ) -> None:
     """One script call per reader (a script may touch one slot: a reader's keys share
     theirs by the ``{reader}`` hash tag), in one pipeline per master.
 
     redis-py's cluster pipeline refuses EVALSHA, and EVAL would send the script's
     text with every reader, so the calls are grouped by the master that holds each
-    reader's slot and sent through that master's own connection. The ``*_many``
-    scripts (one reader's keys each here) take the master's incarnation, read
-    once first (cache_lua.PUSH_MANY): two round trips per master. A slot that
-    moved meanwhile answers MOVED: the caller counts it a failed write (the
-    caches are invalidated), and the slot map is reloaded.
+    reader's slot and sent through that master's own connection. Each call names
+    its reader's keys as KEYS, which route it; the ``*_many`` scripts (given that
+    one reader) take the master's incarnation, read once first
+    (cache_lua.PUSH_MANY): two round trips per master. A slot that moved
+    meanwhile answers MOVED: the caller counts it a failed write (the caches are
+    invalidated), and the slot map is reloaded.
     """
-    by_node: dict[str, tuple[Redis, list[list[str]]]] = {}
-    for keys in keys_per_reader:
-        node = redis.get_node_from_key(keys[0])
-        by_node.setdefault(node.name, (redis.get_redis_connection(node), []))[1].append(keys)
+    by_node: dict[str, tuple[Redis, list[int]]] = {}
+    for reader_id in reader_ids:
+        node = redis.get_node_from_key(inbox_key(reader_id, gen))
+        by_node.setdefault(node.name, (redis.get_redis_connection(node), []))[1].append(reader_id)
     try:
-        for node_client, node_keys in by_node.values():
+        for node_client, node_readers in by_node.values():
             scripts = _scripts(node_client)
-            if f"{script}_many" in scripts:
-                fn = scripts[f"{script}_many"]
-                stamp = scripts["sentinel"](keys=node_keys[0][:1]).decode()
-                node_args = [stamp, *args]
-            else:
-                fn, node_args = scripts[script], list(args)
             pipe = node_client.pipeline(transaction=False)
-            for keys in node_keys:
-                fn(keys=keys, args=node_args, client=pipe)
+            if f"{script}_many" in scripts:
+                fn, layout = scripts[f"{script}_many"], key_layout(gen)
+                stamp = scripts["sentinel"](keys=[inbox_key(node_readers[0], gen)]).decode()
+                for reader_id in node_readers:
+                    reader_args = [stamp, *layout, str(reader_id), *args]
+                    fn(keys=_keys(reader_id, gen), args=reader_args, client=pipe)
+            else:
+                fn = scripts[script]
+                for reader_id in node_readers:
+                    fn(keys=_keys(reader_id, gen), args=list(args), client=pipe)
             pipe.execute()
     except (MovedError, AskError):
         redis.nodes_manager.initialize()

@@ -82,15 +82,20 @@ RETURNING reader_id
 """
 # The raw limit's Redis half: one server-side call per chunk, a bare loop (LPUSH
 # onto the caches that exist), none of the engine's incarnation, order or trim
-# checks.
+# checks. The readers go as the engine sends them: their ids in one argument,
+# the keys built in the script (timelines.cache_lua.PUSH_MANY).
+# ARGV: head, tail, readers, member.
 _RAW_PUSH_LUA = """
-for i = 1, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('LPUSH', KEYS[i], ARGV[1]) end
+for reader in string.gmatch(ARGV[3], '%d+') do
+  local key = ARGV[1] .. reader .. ARGV[2]
+  if redis.call('EXISTS', key) == 1 then redis.call('LPUSH', key, ARGV[4]) end
 end
 return 0
 """
 _RAW_UNDO_LUA = """
-for i = 1, #KEYS do redis.call('LREM', KEYS[i], 1, ARGV[1]) end
+for reader in string.gmatch(ARGV[3], '%d+') do
+  redis.call('LREM', ARGV[1] .. reader .. ARGV[2], '1', ARGV[4])
+end
 return 0
 """
 
@@ -119,20 +124,22 @@ def _raw_fan_out(author_id: int) -> tuple[float, int, float]:
     redis = cache.client()
     redis_s = 0.0
     if redis is not None:
-        generation = cache.generation()
-        keys = [cache.inbox_key(owner, generation) for owner in readers]
+        head, tail, _ = cache.key_layout(cache.generation())
         size = settings.FEED_FANOUT_CHUNK
+        chunks = [
+            ",".join(map(str, readers[at : at + size])) for at in range(0, len(readers), size)
+        ]
         push, undo = redis.register_script(_RAW_PUSH_LUA), redis.register_script(_RAW_UNDO_LUA)
-        push(keys=keys[:1], args=[fresh])  # loads the script: untimed
+        push(args=[head, tail, "", fresh])  # loads the script: untimed
         started = time.perf_counter_ns()
         pipe = redis.pipeline(transaction=False)
-        for at in range(0, len(keys), size):
-            push(keys=keys[at : at + size], args=[fresh], client=pipe)
+        for chunk in chunks:
+            push(args=[head, tail, chunk, fresh], client=pipe)
         pipe.execute()
         redis_s = (time.perf_counter_ns() - started) / 1e9
         pipe = redis.pipeline(transaction=False)
-        for at in range(0, len(keys), size):
-            undo(keys=keys[at : at + size], args=[fresh], client=pipe)
+        for chunk in chunks:
+            undo(args=[head, tail, chunk, fresh], client=pipe)
         pipe.execute()
     with connection.cursor() as db:
         db.execute(

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from posts import ids
-from timelines import cache
+from timelines import cache, cache_lua
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +85,13 @@ def test_a_read_loads_its_script_again_when_the_server_forgot_it():
     inbox.redis.script_flush()  # as a restarted or failed-over server has none
 
     assert inbox.older(None, 3) == KEYS[::-1][:3]
+
+
+@settings(max_examples=200, deadline=None)
+@given(common=st.binary(max_size=20), one=st.binary(max_size=10), other=st.binary(max_size=10))
+def test_the_scripts_order_keys_by_their_bytes(common, one, other):
+    """``below``, eight bytes a call, against Python's bytes order: any lengths,
+    common prefixes ending on either side of an eight-byte block."""
+    a, b = common + one, common + other
+    script = cache_lua.INCARNATION + "return below(ARGV[1], ARGV[2]) and 1 or 0"
+    assert cache.client().eval(script, 0, a, b) == (a < b)

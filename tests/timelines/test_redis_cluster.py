@@ -85,9 +85,11 @@ def test_a_script_over_two_readers_keys_is_refused_by_the_cluster(on_cluster):
     redis = cache.client()
     one, other = cache.inbox_key(1, 0), cache.inbox_key(2, 0)
     assert redis.keyslot(one) != redis.keyslot(other)
-    push_many = cache._scripts(redis)["push_many"]
+    push_many, layout = cache._scripts(redis)["push_many"], cache.key_layout(0)
     with pytest.raises((RedisClusterException, ResponseError), match="slot"):
-        push_many(keys=[one, one + ":fill", other, other + ":fill"], args=["", 10, "A"])
+        push_many(
+            keys=[one, one + ":fill", other, other + ":fill"], args=["", *layout, "1,2", 10, "A"]
+        )
 
 
 def test_a_readers_feed_is_filled_into_and_served_from_the_cluster(on_cluster, client, publish):
