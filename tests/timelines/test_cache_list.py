@@ -87,7 +87,6 @@ def test_a_read_loads_its_script_again_when_the_server_forgot_it():
     assert inbox.older(None, 3) == KEYS[::-1][:3]
 
 
-
 def test_a_bound_equal_to_the_sentinel_is_above_every_key():
     """The sentinel sorts above no key ('!' is below 0-9A-Z), and is no cursor in the list."""
     cache.drop(READER)
@@ -97,6 +96,7 @@ def test_a_bound_equal_to_the_sentinel_is_above_every_key():
 
     assert inbox.older(now, 3) == []
     assert inbox.count_newer(now, 100) == len(KEYS)
+
 
 @settings(max_examples=200, deadline=None)
 @given(common=st.binary(max_size=20), one=st.binary(max_size=10), other=st.binary(max_size=10))
