@@ -201,6 +201,25 @@ def test_a_call_recorded_again_while_its_task_runs_stays_in_the_outbox(people):
     assert not PendingTask.objects.filter(owner=reader.pk, task="timelines.sync_author").exists()
 
 
+@pytest.mark.embedded
+@pytest.mark.parametrize("size", [1, 2, 3, 7])
+def test_the_plan_cuts_the_followers_into_chunks_of_the_chunk_size_by_id(db, settings, size):
+    settings.FEED_FANOUT_CHUNK = size
+    author, stranger = UserFactory(), UserFactory()
+    followers = sorted(UserFactory().pk for _ in range(7))
+    for follower in followers:
+        follow(follower=User.objects.get(pk=follower), followee=author)
+    follow(follower=author, followee=stranger)  # another author's Follower rows
+
+    chunks = fanout.follower_chunks(author.pk)
+
+    expected = [followers[at : at + size] for at in range(0, len(followers), size)]
+    assert [c.upto for c in chunks] == [part[-1] for part in expected]
+    assert [c.after for c in chunks] == [0, *(part[-1] for part in expected[:-1])]
+    assert fanout.follower_chunks(stranger.pk) == [fanout.Chunk(after=0, upto=author.pk)]
+    assert fanout.follower_chunks(followers[0]) == []
+
+
 def test_a_fan_out_chunk_run_twice_counts_once_and_the_fan_out_waits_for_every_chunk(
     followed, committed, settings
 ):
