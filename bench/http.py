@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -23,7 +22,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
 
 import redis
 from django.conf import settings
@@ -32,6 +30,7 @@ from django.test import Client
 
 from accounts.models import User
 from bench import demo
+from bench.processes import database_url, free_port
 from bench.timelines import cpu
 from bench.timelines.worker import tasks_in_process
 from feed_project.pagination import Cursor
@@ -220,20 +219,6 @@ def session_cookie(username: str) -> str:
 # --- The server ----------------------------------------------------------------
 
 
-def _database_url() -> str:
-    db = settings.DATABASES["default"]
-    user = quote(db.get("USER") or "", safe="")
-    password = quote(db.get("PASSWORD") or "", safe="")
-    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
-    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class Server:
     url: str
@@ -255,11 +240,11 @@ class Server:
 @contextmanager
 def gunicorn(*, workers: int, worker_class: str, threads: int, log: Log) -> Iterator[Server]:
     """gunicorn serving ``bench.http_settings`` (DEBUG off, rate limits off), stopped after."""
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "bench.http_settings",
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "REDIS_URL": settings.REDIS_URL,
         "SECRET_KEY": settings.SECRET_KEY,
         "DEBUG": "0",

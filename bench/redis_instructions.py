@@ -7,17 +7,16 @@ caches, and prints the server's instructions per operation, called through
 ``timelines.cache`` as the tree it runs from calls it. Run it from two
 checkouts in turn to compare them::
 
-    DATABASE_URL=... SECRET_KEY=... python -m bench.redis_instructions [readers]
+    DATABASE_URL=... SECRET_KEY=... python -m bench.redis_instructions [readers] [reads]
 
 ``readers`` (10,000) are pushed one key, half of them cached with 100 keys;
-each read runs 200 times on a cached inbox of 400 keys. Needs valgrind and
+each read runs ``reads`` (200) times on a cached inbox of 400 keys. Needs valgrind and
 redis-server; the database gives only the cache generation.
 """
 
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,17 +24,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.processes import free_port
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "feed_project.settings")
 
-READS = 200
 ENTRIES = 100
 READ_ENTRIES = 400
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class CallgrindRedis:
@@ -43,7 +37,7 @@ class CallgrindRedis:
     and read between operations."""
 
     def __init__(self, directory: Path) -> None:
-        self.directory, self.port = directory, _free_port()
+        self.directory, self.port = directory, free_port()
         valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={directory}/out.%p"]
         server = ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no"]
         self.process = subprocess.Popen(
@@ -88,7 +82,7 @@ class CallgrindRedis:
         self.process.wait(timeout=60)
 
 
-def main(readers: int) -> list[str]:
+def main(readers: int, reads: int) -> list[str]:
     for tool in ("valgrind", "callgrind_control", "redis-server"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed")
@@ -104,12 +98,12 @@ def main(readers: int) -> list[str]:
         try:
             redis = cache.client()
             server.wait_ready(redis)
-            return _measure(server, redis, cache, readers)
+            return _measure(server, redis, cache, readers, reads)
         finally:
             server.stop()
 
 
-def _measure(server: CallgrindRedis, redis, cache, readers: int) -> list[str]:
+def _measure(server: CallgrindRedis, redis, cache, readers: int, reads: int) -> list[str]:
     gen = cache.generation()
     now = cache.sentinel(redis)
     keys = [f"0RGN{n:04d}00000G00" for n in reversed(range(READ_ENTRIES))]  # newest first
@@ -131,7 +125,7 @@ def _measure(server: CallgrindRedis, redis, cache, readers: int) -> list[str]:
     redis.rpush(cache.inbox_key(reader, gen), now, *keys)
     inbox = cache.CachedInbox(reader, gen)
     page = 3 * 21  # a page's first window: feed.WINDOW_FACTOR pages of 21
-    reads = {
+    calls = {
         "page 1 (older, 63 keys)": lambda: inbox.older(None, page),
         "page 5 (older below the 84th key)": lambda: inbox.older(keys[83], page),
         "older below a key not cached": lambda: inbox.older(keys[83][:-1] + "1", page),
@@ -143,13 +137,14 @@ def _measure(server: CallgrindRedis, redis, cache, readers: int) -> list[str]:
         f"{push / readers:,.0f} instructions a reader",
         f"removal of that key: {remove / readers:,.0f} instructions a reader",
     ]
-    for name, read in reads.items():
+    for name, read in calls.items():
         if read() is None:
             raise SystemExit(f"{name}: a cache miss")
-        total = server.count(lambda read=read: [read() for _ in range(READS)])
-        lines.append(f"{name}: {total / READS:,.0f} instructions a call")
+        total = server.count(lambda read=read: [read() for _ in range(reads)])
+        lines.append(f"{name}: {total / reads:,.0f} instructions a call")
     return lines
 
 
 if __name__ == "__main__":
-    print("\n".join(main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)))
+    args = [int(arg) for arg in sys.argv[1:3]]
+    print("\n".join(main(*(args + [10_000, 200][len(args) :]))))

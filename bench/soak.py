@@ -33,7 +33,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -45,13 +44,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import redis
 from django.conf import settings
 from django.test.utils import override_settings
 
 from accounts.models import User
+from bench.processes import database_url, free_port
 from feed_project.celery import app as celery_app
 from feed_project.pagination import Cursor
 from posts.models import Post
@@ -196,21 +196,6 @@ class Report:
 
 
 # --- services on free ports ----------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def database_url() -> str:
-    db = settings.DATABASES["default"]
-    user = quote(db.get("USER") or "", safe="")
-    password = quote(db.get("PASSWORD") or "", safe="")
-    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
-    host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
-    return f"postgres://{auth}{host}:{port}/{quote(db['NAME'], safe='')}"
 
 
 def wait_for(check: Callable[[], bool], what: str, timeout: float = START_SECONDS) -> None:

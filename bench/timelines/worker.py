@@ -10,20 +10,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 
 from django.conf import settings
 
+from bench.processes import database_url
 from bench.timelines.spec import Log, WorldError
 from feed_project.celery import app as celery_app
-
-
-def _database_url() -> str:
-    db = settings.DATABASES["default"]
-    user = quote(db.get("USER") or "", safe="")
-    password = quote(db.get("PASSWORD") or "", safe="")
-    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
-    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
 
 
 @contextmanager
@@ -42,7 +34,7 @@ def celery_worker(
     name = f"bench{os.getpid()}@{socket.gethostname()}"
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "REDIS_URL": settings.REDIS_URL,
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "CELERY_TASK_ALWAYS_EAGER": "0",

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from accounts.models import User
 from bench import home_loop, viral
 from bench.management.commands.bench_timelines import split_database_url
+from bench.processes import database_url
 from posts.models import Post
 from relations.selectors import followee_ids
 from timelines.models import InboxEntry, PullAuthor
@@ -136,3 +137,29 @@ def test_a_database_without_tables_gets_a_message_not_a_traceback():
     assert ran.returncode == 1
     assert "has no tables: run manage.py migrate on it first" in ran.stderr
     assert "Traceback" not in ran.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_redis_instructions_counts_the_servers_work_for_each_cache_operation():
+    env = {**os.environ, "DATABASE_URL": database_url(), "SECRET_KEY": "bench-test"}
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.redis_instructions", "100", "5"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "push of one key to 100 readers (half cached, 100 keys)",
+        "removal of that key",
+        "page 1 (older, 63 keys)",
+        "page 5 (older below the 84th key)",
+        "older below a key not cached",
+        "newer (21 above the 11th key)",
+        "count_newer (the new-posts poll)",
+    ]
+    counts = [int(line.rsplit(": ", 1)[1].split()[0].replace(",", "")) for line in lines]
+    assert all(count > 1000 for count in counts), lines
