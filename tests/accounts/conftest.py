@@ -2,7 +2,6 @@
 
 import email
 import re
-import socket
 import threading
 import time
 from email.message import EmailMessage
@@ -10,6 +9,8 @@ from email.policy import default as default_policy
 
 import pytest
 from aiosmtpd.controller import Controller
+
+from tests.private_redis import free_port
 
 
 class Mailbox:
@@ -52,17 +53,11 @@ class Mailbox:
         return match.group(1)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def mailbox(settings):
     """A running SMTP server on a free port, and the site's mail settings pointing at it."""
     box = Mailbox()
-    box.port = _free_port()
+    box.port = free_port()
     controller = Controller(box, hostname="127.0.0.1", port=box.port)
     controller.start()
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
