@@ -30,13 +30,9 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
+from bench.processes import free_port
+
 START_SECONDS = 10
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def free_cluster_port() -> int:

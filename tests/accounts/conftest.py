@@ -10,7 +10,7 @@ from email.policy import default as default_policy
 import pytest
 from aiosmtpd.controller import Controller
 
-from tests.private_redis import free_port
+from bench.processes import free_port
 
 
 class Mailbox:
