@@ -104,6 +104,23 @@ local function insert(key, stamp, members, cap)
   end
   if length > cap + 1 then redis.call('LTRIM', key, '0', cap) end
 end
+-- The walk of the ``*_many`` scripts, whose ARGV start: incarnation or "", the
+-- key's head, tail and marker suffix, the readers' ids. Each reader's fill marker
+-- goes, a cache of another incarnation goes, and ``apply`` gets each live key.
+local function each_reader(apply)
+  local now = ARGV[1] ~= '' and ARGV[1] or incarnation()
+  local head, tail, suffix = ARGV[2], ARGV[3], ARGV[4]
+  for reader in string.gmatch(ARGV[5], '%d+') do
+    local key = head .. reader .. tail
+    redis.call('DEL', key .. suffix)
+    local first = redis.call('LINDEX', key, '0')
+    if first == now then
+      apply(key, now)
+    elseif first then
+      redis.call('DEL', key)
+    end
+  end
+end
 """
 
 # The writes of a fan-out chunk: many readers in one call. The readers come as
@@ -123,38 +140,18 @@ end
 # one-reader call's cost. A stamp read a moment before is safe for writes: a
 # push into a cache restored meanwhile leaves its old sentinel, which the next
 # read finds and deletes.
-# ARGV: incarnation or "", head, tail, marker suffix, readers, cap, members...
+# ARGV: (each_reader's), cap, members...
 PUSH_MANY = """
-local now = ARGV[1] ~= '' and ARGV[1] or incarnation()
-local head, tail, suffix = ARGV[2], ARGV[3], ARGV[4]
 local cap = tonumber(ARGV[6])
 local members = {unpack(ARGV, 7)}
-for reader in string.gmatch(ARGV[5], '%d+') do
-  local key = head .. reader .. tail
-  redis.call('DEL', key .. suffix)
-  local first = redis.call('LINDEX', key, '0')
-  if first == now then
-    insert(key, now, members, cap)
-  elseif first then
-    redis.call('DEL', key)
-  end
-end
+each_reader(function(key, now) insert(key, now, members, cap) end)
 return 0
 """
-# ARGV: incarnation or "", head, tail, marker suffix, readers, members...
+# ARGV: (each_reader's), members...
 REMOVE_MANY = """
-local now = ARGV[1] ~= '' and ARGV[1] or incarnation()
-local head, tail, suffix = ARGV[2], ARGV[3], ARGV[4]
-for reader in string.gmatch(ARGV[5], '%d+') do
-  local key = head .. reader .. tail
-  redis.call('DEL', key .. suffix)
-  local first = redis.call('LINDEX', key, '0')
-  if first == now then
-    for i = 6, #ARGV do redis.call('LREM', key, '1', ARGV[i]) end
-  elseif first then
-    redis.call('DEL', key)
-  end
-end
+each_reader(function(key)
+  for i = 6, #ARGV do redis.call('LREM', key, '1', ARGV[i]) end
+end)
 return 0
 """
 # KEYS: inbox, marker. ARGV: the author part of a timeline key, its first
