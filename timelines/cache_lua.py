@@ -22,7 +22,7 @@ do what they do (the sentinel, the incarnation stamp, the fill marker), is in
 # reads eight bytes a side per string.byte call (a byte a call was two calls for
 # each byte two keys share), and constant arguments of redis.call are strings
 # (Lua formats a number with snprintf("%.14g") first): a pushed reader costs
-# Redis 18,122 instructions, against 25,854 before (bench.redis_instructions).
+# Redis 18,418 instructions, against 25,854 before (bench.redis_instructions).
 # ``position`` finds a bound in the list with one LPOS (a scan in C), else
 # halves the list by LINDEX: about ten O(1)-ish reads for 800 keys, where
 # copying the list into Lua would cost tens of microseconds. ``field`` finds its
