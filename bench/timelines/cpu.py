@@ -27,6 +27,11 @@ class Cpu:
             self.worker - other.worker, self.postgres - other.postgres, self.redis - other.redis
         )
 
+    def __add__(self, other: "Cpu") -> "Cpu":
+        return Cpu(
+            self.worker + other.worker, self.postgres + other.postgres, self.redis + other.redis
+        )
+
     @property
     def total(self) -> float:
         return self.worker + self.postgres + self.redis
