@@ -14,9 +14,11 @@ from bench.timelines.report import (
     TIMING_HEADER,
     Table,
     Verdict,
+    count_queries,
     format_ms,
     measure,
     measure_and_count,
+    measure_together,
     timing_row,
 )
 from bench.timelines.spec import READER, Log, Options, World, WorldError
@@ -29,6 +31,8 @@ from timelines.inbox import Inbox
 from timelines.models import InboxEntry, PullAuthor
 
 DEEP_PAGE = 5
+# The reads of a page are taken in turn, a share of each one's samples a round.
+READ_ROUNDS = 10
 
 
 def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[Verdict]]:
@@ -52,7 +56,9 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         header=("read", *TIMING_HEADER),
         notes=[
             f"{options.samples} samples each after "
-            f"{options.warmup} warm-up calls, after a rebuild of {READER}'s inbox; "
+            f"{options.warmup} warm-up calls, after a rebuild of {READER}'s inbox; a page's "
+            f"first six reads taken in turn, in {READ_ROUNDS} rounds of a share of each one's "
+            "samples; "
             f"'cache dropped' runs timelines.cache.drop({READER}) before each sample (untimed); "
             "'no post held' runs timelines.held.clear() (a process's first page: its posts "
             "read); every other read holds its posts "
@@ -86,14 +92,17 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
                 None,
             ),
         ]
+        log(f"home page {number}: {len(cases)} reads in turn, {READ_ROUNDS} rounds")
+        measured = measure_together(
+            [(fn, setup) for _, fn, setup in cases],
+            samples=options.samples,
+            warmup=options.warmup,
+            rounds=READ_ROUNDS,
+        )
         timings, counts = {}, {}
-        for label, fn, setup in cases:
-            log(f"home page {number}: {label}")
-            timing, queries = measure_and_count(
-                fn, samples=options.samples, warmup=options.warmup, setup=setup
-            )
-            timings[label], counts[label] = timing, queries
-            table.rows.append(timing_row(f"page {number}: {label}", timing, queries))
+        for (label, fn, setup), timing in zip(cases, measured, strict=True):
+            timings[label], counts[label] = timing, count_queries(fn, setup)
+            table.rows.append(timing_row(f"page {number}: {label}", timing, counts[label]))
         label, samples = "home_feed, cache warm, one followee pulled", options.samples
         log(f"home page {number}: {label}")
         with one_followee_pulled(reader.pk):

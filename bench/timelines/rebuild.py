@@ -8,8 +8,9 @@ from bench.timelines.report import (
     TIMING_HEADER,
     Table,
     Verdict,
+    count_queries,
     format_ms,
-    measure_and_count,
+    measure_together,
     timing_row,
 )
 from bench.timelines.spec import Log, Options, World
@@ -114,20 +115,25 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
     def forget_next() -> None:
         forget_inbox(readers.next())
 
-    log(f"rebuild: Inbox.rebuild x {options.rebuild_runs}")
-    rebuild, rebuild_queries = measure_and_count(
-        lambda: Inbox(readers.current).rebuild(),
+    def forget_current() -> None:
+        forget_inbox(readers.current)
+
+    def rebuild_current() -> None:
+        Inbox(readers.current).rebuild()
+
+    def raw_current() -> None:
+        raw_rebuild(readers.current)
+
+    # In turn, one of each a round, on the same reader.
+    log(f"rebuild: Inbox.rebuild and the raw limit in turn, {options.rebuild_runs} each")
+    rebuild, raw = measure_together(
+        [(rebuild_current, forget_next), (raw_current, forget_current)],
         samples=options.rebuild_runs,
         warmup=options.rebuild_warmup,
-        setup=forget_next,
+        rounds=options.rebuild_runs,
     )
-    log(f"rebuild: raw limit x {options.rebuild_runs}")
-    raw, raw_queries = measure_and_count(
-        lambda: raw_rebuild(readers.current),
-        samples=options.rebuild_runs,
-        warmup=options.rebuild_warmup,
-        setup=forget_next,
-    )
+    rebuild_queries = count_queries(rebuild_current, forget_next)
+    raw_queries = count_queries(raw_current, forget_current)
     for reader in world.idle_ids:  # leave every idle reader as a rebuild leaves it
         forget_inbox(reader)
         Inbox(reader).rebuild()
@@ -142,8 +148,8 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
         ],
         notes=[
             f"{options.rebuild_runs} runs each after {options.rebuild_warmup} warm-up runs, "
-            f"cycling over {len(world.idle_ids)} idle readers; before each run (untimed) the "
-            "reader's inbox rows, state row and cache are deleted",
+            f"in turn on the same reader, cycling over {len(world.idle_ids)} idle readers; "
+            "before each run (untimed) the reader's inbox rows, state row and cache are deleted",
             f"Inbox.rebuild pulled {pulled:,} rows and kept {len(kept):,} "
             f"(FEED_REBUILD_PER_AUTHOR {settings.FEED_REBUILD_PER_AUTHOR}, "
             f"FEED_INBOX_CAP {inbox.cap()})",

@@ -44,33 +44,52 @@ class Timing:
         return statistics.quantiles(self.ms, n=100, method="inclusive")[98]
 
 
+Call = tuple[Callable[[], Any], Callable[[], Any] | None]  # a call and its untimed setup
+
+
 def measure(
     fn: Callable[[], Any], *, samples: int, warmup: int, setup: Callable[[], Any] | None = None
 ) -> Timing:
     """Time ``fn`` ``samples`` times after ``warmup`` untimed calls; ``setup`` is untimed."""
-    ms = []
-    app_ns = 0
-    servers = None
-    for n in range(warmup + samples):
-        if n == warmup:
-            servers = cpu.sample(os.getpid())
-        if setup is not None:
-            setup()
-        started, started_cpu = time.perf_counter_ns(), time.process_time_ns()
-        fn()
-        elapsed, used = time.perf_counter_ns() - started, time.process_time_ns() - started_cpu
-        if n >= warmup:
-            ms.append(elapsed / 1e6)
-            app_ns += used
-    if servers is None:  # no timed call
-        return Timing(ms)
-    spent = cpu.sample(os.getpid()) - servers
-    return Timing(
-        ms,
-        CallCpu(
-            app_ns / 1e6 / samples, spent.postgres * 1e3 / samples, spent.redis * 1e3 / samples
-        ),
-    )
+    return measure_together([(fn, setup)], samples=samples, warmup=warmup, rounds=1)[0]
+
+
+def measure_together(calls: list[Call], *, samples: int, warmup: int, rounds: int) -> list[Timing]:
+    """``measure`` of each call, taken in turn over ``rounds`` rounds, each round a
+    share of every call's samples: a slow spell of the machine (they last seconds
+    here) falls on a figure and its baseline alike, not on one of them."""
+    rounds = max(1, min(rounds, samples))
+    for fn, setup in calls:
+        for _ in range(warmup):
+            if setup is not None:
+                setup()
+            fn()
+    ms: list[list[float]] = [[] for _ in calls]
+    app_ns = [0] * len(calls)
+    servers = [cpu.Cpu(0.0, 0.0, 0.0)] * len(calls)
+    for round_ in range(rounds):
+        share = samples // rounds + (round_ < samples % rounds)
+        for i, (fn, setup) in enumerate(calls):
+            before = cpu.sample(os.getpid())
+            for _ in range(share):
+                if setup is not None:
+                    setup()
+                started, started_cpu = time.perf_counter_ns(), time.process_time_ns()
+                fn()
+                ms[i].append((time.perf_counter_ns() - started) / 1e6)
+                app_ns[i] += time.process_time_ns() - started_cpu
+            servers[i] += cpu.sample(os.getpid()) - before
+    if not samples:
+        return [Timing(times) for times in ms]
+    return [
+        Timing(
+            times,
+            CallCpu(
+                ns / 1e6 / samples, spent.postgres * 1e3 / samples, spent.redis * 1e3 / samples
+            ),
+        )
+        for times, ns, spent in zip(ms, app_ns, servers, strict=True)
+    ]
 
 
 def count_queries(fn: Callable[[], Any], setup: Callable[[], Any] | None = None) -> int:
