@@ -14,6 +14,7 @@ from accounts.models import User
 from bench import home_loop, viral
 from bench.management.commands.bench_timelines import split_database_url
 from bench.processes import database_url
+from bench.timelines.report import measure_together
 from posts.models import Post
 from relations.selectors import followee_ids
 from timelines.models import InboxEntry, PullAuthor
@@ -163,3 +164,24 @@ def test_redis_instructions_counts_the_servers_work_for_each_cache_operation():
     ]
     counts = [int(line.rsplit(": ", 1)[1].split()[0].replace(",", "")) for line in lines]
     assert all(count > 1000 for count in counts), lines
+
+
+def test_measured_calls_take_turns_and_keep_their_own_samples():
+    """A figure and its baseline are timed in turn, round by round, each with its setup."""
+    calls = []
+
+    def call(name):
+        return lambda: calls.append(name)
+
+    figure, baseline = measure_together(
+        [(call("figure"), call("setup")), (call("baseline"), None)],
+        samples=5,
+        warmup=1,
+        rounds=2,
+    )
+    warmups, timed = calls[:3], [name for name in calls[3:] if name != "setup"]
+    assert warmups == ["setup", "figure", "baseline"]
+    assert timed == ["figure"] * 3 + ["baseline"] * 3 + ["figure"] * 2 + ["baseline"] * 2
+    assert calls.count("setup") == 1 + 5
+    assert len(figure.ms) == len(baseline.ms) == 5
+    assert figure.cpu is not None and baseline.cpu is not None
