@@ -432,8 +432,8 @@ def timed_sweep(*, timeout: float, worker_pid: int) -> Sweep:
     """Wait for the queue to drain, then time one trim sweep of every kept inbox:
     from its queueing until its mark (set by every batch) is gone."""
     deadline = time.monotonic() + timeout
-    while django_cache.get(TRIM_SWEEP) is not None:  # the sweep beside the posts
-        _wait(deadline, "the trim sweep beside the posts")
+    while django_cache.get(TRIM_SWEEP) is not None:  # the sweep beside the trimming post
+        _wait(deadline, "the trim sweep beside the trimming post")
     before, started = cpu.sample(worker_pid), time.monotonic()
     start_sweep()
     while django_cache.get(TRIM_SWEEP) is None:  # its first batch, or all of a quick sweep
