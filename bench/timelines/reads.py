@@ -57,8 +57,8 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         notes=[
             f"{options.samples} samples each after "
             f"{options.warmup} warm-up calls, after a rebuild of {READER}'s inbox; a page's "
-            f"first six reads taken in turn, in {READ_ROUNDS} rounds of a share of each one's "
-            "samples; "
+            f"reads but the last two taken in turn, in {READ_ROUNDS} rounds of a share of each "
+            "one's samples; "
             f"'cache dropped' runs timelines.cache.drop({READER}) before each sample (untimed); "
             "'no post held' runs timelines.held.clear() (a process's first page: its posts "
             "read); every other read holds its posts "
