@@ -25,7 +25,7 @@ from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines import cache, feed, held, pull
+from timelines import cache, feed, held, opening, pull
 from timelines.entries import FeedItem, hydrate
 from timelines.inbox import Inbox
 from timelines.models import InboxEntry, PullAuthor
@@ -63,6 +63,9 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             "'no post held' runs timelines.held.clear() (a process's first page: its posts "
             "read); every other read holds its posts "
             f"(FEED_HELD_POSTS {settings.FEED_HELD_POSTS:,})",
+            "'its cache read alone' and 'its statement alone': the cached page's two calls "
+            "as it made them, its Redis script call and its one statement (the state "
+            "statement as the entries statement's prelude), through the same clients",
             "'one followee pulled': one of the accounts bench_reader follows is a big "
             "account (a PullAuthor row) while it runs, its posts merged in at read time, "
             "as most readers of a microblog follow one",
@@ -76,8 +79,11 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
     drop = _Call(cache.drop, reader.pk)
     for number, page_cursor in ((1, Cursor()), (DEEP_PAGE, cursor)):
         read = _Call(feed.home_feed, reader=reader, cursor=page_cursor)
+        # The page's two calls alone go right after it, so that the page follows the
+        # plain query in each round as before they were measured.
         cases = [
             ("home_feed, cache warm", read, None),
+            *_its_calls(read, reader.pk, page_cursor),
             ("home_feed, cache dropped", read, drop),
             ("home_feed, cache warm, no post held", read, held.clear),
             (
@@ -126,9 +132,12 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             keys(reader_id=reader.pk, cursor=page_cursor, limit=limit + 1)
             for keys in (_plain_keys, _plain_subquery_keys)
         ]
+        parts = timings["its cache read alone"].p50 + timings["its statement alone"].p50
         table.notes.append(
             f"page {number}: 10x the best plain query asks for a page in "
             f"{format_ms(plain / 10)}; its round trips alone take {format_ms(floor.p50)}; "
+            f"its cache read and its statement alone {format_ms(parts)}, the rest of it "
+            f"(the engine's work in the process) about {format_ms(cached.p50 - parts)}; "
             f"the cached page is {per_author / cached.p50:.1f}x faster than the engine's "
             f"per-author pull; the two plain forms return the same keys: "
             f"{'yes' if forms[0] == forms[1] else 'NO'}"
@@ -181,6 +190,41 @@ def one_followee_pulled(reader_id: int) -> Iterator[None]:
             PullAuthor.objects.filter(author_id=author_id).delete()
             with connection.cursor() as db:
                 db.execute(f"ANALYZE {PullAuthor._meta.db_table}")
+
+
+def _its_calls(
+    read: Callable[[], Any], reader_id: int, cursor: Cursor
+) -> list[tuple[str, Callable[[], Any], None]]:
+    """A cached page's two calls alone, as ``read`` last made them: its cache read (a
+    new Inbox each time: one reads a window once) and its one statement, with the
+    page's text and parameters. The page less these is the engine's own work."""
+    made: list[tuple[str, Any]] = []
+
+    def record(execute, sql, params, many, context):  # Django's execute_wrapper
+        made.append((sql, params))
+        return execute(sql, params, many, context)
+
+    read()  # the cache filled, the held posts read, the state seen
+    with connection.execute_wrapper(record):
+        read()
+    if len(made) != 1:
+        raise WorldError(f"a cached page made {len(made)} statements, not one")
+    [(sql, params)] = made
+    size = feed.WINDOW_FACTOR * (feed.page_size(None) + 1)
+    generation = opening.seen_generation()
+
+    def cache_read() -> list[str] | None:
+        return Inbox(reader_id, generation=generation).cached_older(cursor.before, size)
+
+    if cache_read() is None:
+        raise WorldError("a cached page's cache read missed")
+
+    def statement() -> list[tuple]:
+        with connection.cursor() as db:
+            db.execute(sql, params)
+            return db.fetchall()
+
+    return [("its cache read alone", cache_read, None), ("its statement alone", statement, None)]
 
 
 def _round_trips(statements: int) -> Callable[[], None]:
