@@ -34,6 +34,13 @@ def page_size(limit: int | None) -> int:
     return max(1, min(limit, settings.FEED_MAX_PAGE_SIZE))
 
 
+def first_window_size(limit: int) -> int:
+    """Keys a page of ``limit`` reads first: WINDOW_FACTOR times the page and its one
+    more (the feed drops some: a post shown at a newer repost, a deletion or an
+    unfollow not yet cleaned out; the entries statement keeps only the page's worth)."""
+    return WINDOW_FACTOR * (limit + 1)
+
+
 def _window(
     *,
     reader_id: int,
@@ -174,10 +181,7 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     """
     limit = page_size(limit)
     notices: list[str] = []
-    # Keys are read WINDOW_FACTOR times wider than the page: the feed drops
-    # some (a post shown at a newer repost, a deletion or an unfollow not yet
-    # cleaned out), and the entries query keeps only the page's worth.
-    size = WINDOW_FACTOR * (limit + 1)
+    size = first_window_size(limit)
     first = _first_window(reader, cursor=cursor, size=size, limit=limit, notices=notices)
     keys, items = first.keys, first.items
     for _ in range(MAX_WINDOWS - 1):

@@ -210,7 +210,7 @@ def _its_calls(
     if len(made) != 1:
         raise WorldError(f"a cached page made {len(made)} statements, not one")
     [(sql, params)] = made
-    size = feed.WINDOW_FACTOR * (feed.page_size(None) + 1)
+    size = feed.first_window_size(feed.page_size(None))
     generation = opening.seen_generation()
 
     def cache_read() -> list[str] | None:
