@@ -25,7 +25,7 @@ from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines import cache, feed, held, opening, pull
+from timelines import cache, feed, held, opening, pull, timeouts
 from timelines.entries import FeedItem, hydrate
 from timelines.inbox import Inbox
 from timelines.models import InboxEntry, PullAuthor
@@ -220,9 +220,7 @@ def _its_calls(
         raise WorldError("a cached page's cache read missed")
 
     def statement() -> list[tuple]:
-        with connection.cursor() as db:
-            db.execute(sql, params)
-            return db.fetchall()
+        return timeouts.rows(sql, params, timeout_ms=None)
 
     return [("its cache read alone", cache_read, None), ("its statement alone", statement, None)]
 
