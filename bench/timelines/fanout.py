@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache as django_cache
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 from django.test.utils import override_settings
 from django.utils import timezone
 
@@ -224,14 +224,9 @@ def fill_inboxes(world: World, entries: int, log: Log) -> float:
     return entries
 
 
-def vacuum_analyze(log: Log) -> str:
-    """Autovacuum may be off, and every run leaves dead rows behind: clean before
-    measuring. Then a CHECKPOINT puts what the cleaning and the world's build wrote
-    on disk: the first VACUUM of a world's filled inboxes writes gigabytes, which
-    the kernel wrote back while the run that built the world measured its pages
-    (page 1's statement took 0.59-0.60 ms there, 0.42-0.49 in the runs after:
-    docs/BENCHMARKS.md). Returns what the run's note says of it."""
-    log("fan-out: VACUUM ANALYZE, CHECKPOINT")
+def vacuum_analyze(log: Log) -> None:
+    """Autovacuum may be off, and every run leaves dead rows behind: clean before measuring."""
+    log("fan-out: VACUUM ANALYZE")
     with connection.cursor() as db:
         db.execute(
             "VACUUM ANALYZE timelines_inboxentry, timelines_inboxstate, relations_follower, "
@@ -240,12 +235,6 @@ def vacuum_analyze(log: Log) -> str:
             # (never vacuumed, an index-only scan of them visits every heap row).
             "relations_followee, relations_mute, relations_block, relations_mutedword"
         )
-        try:
-            db.execute("CHECKPOINT")
-        except DatabaseError as error:  # a role without pg_checkpoint
-            log(f"fan-out: CHECKPOINT refused ({str(error).strip()}); measuring without it")
-            return "VACUUM ANALYZE before measuring (CHECKPOINT refused)"
-    return "VACUUM ANALYZE and CHECKPOINT before measuring"
 
 
 @dataclass(frozen=True)
@@ -295,7 +284,7 @@ def fan_out_figure(world: World, options: Options, log: Log) -> tuple[Table, Ver
     if removed := remove_posts(world, followers):
         log(f"fan-out: {removed:,} posts of {AUTHOR} left by earlier runs deleted")
     mean_entries = fill_inboxes(world, options.inbox_entries, log)
-    cleaned = vacuum_analyze(log)
+    vacuum_analyze(log)
     live = fill_caches(chosen)
     log(f"fan-out: {live:,} of {len(followers):,} followers' Redis caches made live")
 
@@ -398,7 +387,7 @@ def fan_out_figure(world: World, options: Options, log: Log) -> tuple[Table, Ver
             f"{cpu_text(raw_cpu)}",
             "PostgreSQL and Redis CPU are server-wide (other databases' work included)",
             f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} after the posts",
-            f"inboxes hold ~{mean_entries:.0f} entries; {cleaned}",
+            f"inboxes hold ~{mean_entries:.0f} entries; VACUUM ANALYZE before measuring",
             f"live Redis caches before the post: {live:,} of {len(followers):,} followers",
             f"lags: {', '.join(f'{d.lag_s:.3f} s' for d in deliveries)}"
             f" (after {options.fanout_warmup} warm-up post(s), not counted); the posts are "

@@ -34,7 +34,6 @@ def test_bench_timelines_quick_prints_every_figure(capsys):
         "raw limit: one Lua call per chunk",
         "CPU per post (median)",
         "live Redis caches before the post",
-        "VACUUM ANALYZE and CHECKPOINT before measuring",
         "2. Home feed of bench_reader",
         "CPU/call: app + PostgreSQL + Redis",
         "page 1: home_feed, cache warm",
