@@ -79,7 +79,8 @@ def test_a_cached_page_with_no_author_pulled_is_one_statement(reader_and_author)
 def test_a_cached_pages_statement_fits_psycopgs_statement_caches(reader_and_author):
     """Past 4,096 bytes or 50 parameters psycopg parses a statement's text on every
     call: 0.45 ms of CPU a page on the fourteenth pass's machine, more than a change
-    to the statement had saved (docs/BENCHMARKS.md, "Fourteenth pass")."""
+    to the statement had saved (docs/BENCHMARKS.md, "Reads": "The statement's text on
+    one line")."""
     reader, _ = reader_and_author
     sent = []
 
