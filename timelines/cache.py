@@ -292,16 +292,16 @@ class CachedInbox:
         members = self._read("older", [ttl_seconds(), before or "", limit])
         return None if members is None else [m.decode() for m in members]
 
-    def newer(self, after: str, limit: int) -> tuple[list[str], bool] | None:
-        """Up to ``limit`` keys above ``after``, oldest first, and whether the
-        cache reaches down to ``after`` (holds a key at or below it)."""
+    def newer(self, after: str, limit: int) -> tuple[list[str], str | None] | None:
+        """Up to ``limit`` keys above ``after``, oldest first, and the newest key at or
+        below ``after`` (None: the cache does not reach down to it)."""
         if self.redis is None:
             return None
         result = self._read("newer", [ttl_seconds(), after, limit])
         if result is None:
             return None
         members, below = result
-        return [m.decode() for m in members], bool(below)
+        return [m.decode() for m in members], below.decode() or None
 
     def count_newer(self, after: str, cap: int) -> int | None:
         """How many keys lie above ``after`` (at most ``cap``); None on a miss."""

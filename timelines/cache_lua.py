@@ -188,7 +188,7 @@ local from = ARGV[2] == '' and 1 or position(KEYS[1], ARGV[2], false)
 return redis.call('LRANGE', KEYS[1], from, from + limit - 1)
 """
 # KEYS: inbox. ARGV: ttl seconds, after, limit. Returns {keys above, oldest
-# first; 1 if one at or below}.
+# first; the newest key at or below, "" if none}.
 NEWER = """
 if not live(KEYS[1]) then return false end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
@@ -199,7 +199,7 @@ if at > 1 and limit > 0 then
   local newest_first = redis.call('LRANGE', KEYS[1], math.max(1, at - limit), at - 1)
   for i = #newest_first, 1, -1 do above[#above + 1] = newest_first[i] end
 end
-return {above, at < redis.call('LLEN', KEYS[1]) and 1 or 0}
+return {above, redis.call('LINDEX', KEYS[1], at) or ''}
 """
 # KEYS: inbox. ARGV: after.
 COUNT_NEWER = """

@@ -126,7 +126,9 @@ def _first_window(
             merge = pull.WindowMerge.of(opening.pulled_seen(reader.pk), cursor=cursor, limit=size)
             try:
                 states, items = entries.hydrate_after(
-                    opening.state_prelude(reader.pk, guess, pulled=merge.authors if merge else []),
+                    opening.state_prelude(
+                        reader.pk, guess, pulled=merge.authors if merge else [], lowest=keys[-1]
+                    ),
                     keys,
                     reader_id=reader.pk,
                     following=reader.following_count,

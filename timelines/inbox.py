@@ -6,8 +6,13 @@ is the Redis adapter beneath.
 
 - **The cap** (``Inbox.cap``, FEED_INBOX_CAP): the table is trimmed to it, the
   cache trims itself to it, a rebuild writes no more than it.
-- **Complete above its oldest entry**: every pushed post newer than the
-  oldest entry is there. Reads below it fall back to pull (``timelines.feed``).
+- **Complete from its floor**: every pushed post at or above both the floor
+  (``InboxState.floor``) and the oldest entry not below it is there, but for
+  deliveries still on their way. Reads below fall back to pull
+  (``timelines.feed``). Whatever cuts the inbox (the trim, a rebuild) raises
+  the floor to where it cut, so that a delivery arriving late, below the cut,
+  is ignored rather than taken for the bottom of a complete inbox, with a gap
+  above it where the cut posts were.
 - **Kept** (an ``InboxState`` row): fan-out pushes to every kept inbox, and to
   no other. **Built** (``built_at`` set): reads trust it; otherwise it is
   rebuilt first. An inbox whose reader has been away FEED_INACTIVE_DAYS is
@@ -18,8 +23,10 @@ is the Redis adapter beneath.
   docstring of ``timelines.cache`` says why that order is safe).
 """
 
+import random
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -28,11 +35,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from feed_project.pagination import Cursor
+from posts import ids
 from relations.selectors import followee_ids, is_following
 from relations.visibility import is_muted
 from timelines import cache, pull, rebuild
 from timelines.cache import CachedInbox
-from timelines.models import InboxEntry, InboxState, PullAuthor
+from timelines.models import InboxEntry, InboxState, PendingTask, PullAuthor
+from timelines.reference import pull_reference_keys
 
 
 def active_since(now: datetime | None = None) -> datetime:
@@ -53,9 +62,12 @@ def cap() -> int:
 class Inbox:
     """One reader's inbox: reads from the cache when it has it, else the table."""
 
-    def __init__(self, reader_id: int, generation: int | None = None) -> None:
+    def __init__(
+        self, reader_id: int, generation: int | None = None, floor: str = ids.LOWEST_KEY
+    ) -> None:
         self.reader_id = reader_id
         self._generation = generation
+        self.floor = floor  # the state row's (``InboxState.floor``): entries below are ignored
         self._rows: list[str] | None = None  # the table's keys, newest first, once read
         self._cached: dict[tuple[str | None, int], list[str] | None] = {}  # cache reads
 
@@ -76,9 +88,10 @@ class Inbox:
             _insert(self.reader_id, entries)
             cache.push([self.reader_id], [key for key, _ in entries], cap=self.cap)
 
-    def oldest_key(self) -> str | None:
+    def oldest_key(self, floor: str) -> str | None:
+        """The oldest entry at or above ``floor``."""
         return (
-            InboxEntry.objects.filter(reader_id=self.reader_id)
+            InboxEntry.objects.filter(reader_id=self.reader_id, timeline_key__gte=floor)
             .order_by("timeline_key")
             .values_list("timeline_key", flat=True)
             .first()
@@ -105,11 +118,13 @@ class Inbox:
         Then trim, so the inbox is again complete above its oldest entry (the
         author may have more posts in that span than the cap holds).
         """
-        if not self.is_kept() or PullAuthor.objects.filter(author_id=author_id).exists():
+        state = InboxState.objects.filter(reader_id=self.reader_id).values_list("floor", flat=True)
+        kept_floor = state.first()
+        if kept_floor is None or PullAuthor.objects.filter(author_id=author_id).exists():
             return  # rebuilt on the next read, or merged in at read time
         if not is_following(follower_id=self.reader_id, followee_id=author_id):
             return  # unfollowed (or unmuted someone not followed) since
-        floor = self.oldest_key()
+        floor = self.oldest_key(kept_floor)
         if floor is None:
             # Nothing to say where "complete" starts (other followees' posts may
             # be missing too): rebuild rather than leave the reader on pull.
@@ -154,7 +169,8 @@ class Inbox:
             )
             # Below the oldest written key the pull was cut off (by an author or by
             # the cap), so entries from before the rebuild there may have gaps; and
-            # pushes during it may have taken the inbox past the cap.
+            # pushes during it may have taken the inbox past the cap. The floor
+            # rises to the cut.
             _cut(reader_id, below=written.oldest if written.cut_off else None)
             InboxState.objects.filter(reader_id=reader_id).update(built_at=timezone.now())
         cache.drop(reader_id)
@@ -196,22 +212,27 @@ class Inbox:
         return self._cached[window]
 
     def older(self, before: str | None, limit: int) -> list[str]:
-        """Up to ``limit`` keys below ``before`` (or the newest), newest first."""
+        """Up to ``limit`` keys below ``before`` (or the newest), newest first, none
+        below the floor (fewer than ``limit``: the inbox ends there)."""
         keys = self.cached_older(before, limit)
-        if keys is not None:
-            return keys
-        rows = self._table()
-        return [key for key in rows if before is None or key < before][:limit]
+        if keys is None:
+            rows = self._table()
+            keys = [key for key in rows if before is None or key < before][:limit]
+        return [key for key in keys if key >= self.floor]
 
     def newer(self, after: str, limit: int) -> tuple[list[str], bool]:
         """Up to ``limit`` keys above ``after``, oldest first, and whether the inbox
-        reaches down to ``after`` (so nothing between is missing)."""
+        reaches down to ``after`` with an entry not below the floor (so nothing
+        between is missing)."""
         result = self.cached.newer(after, limit)
         if result is not None:
-            return result
-        rows = self._table()
-        above = [key for key in reversed(rows) if key > after][:limit]
-        return above, bool(rows) and rows[-1] <= after
+            above, reached = result
+        else:
+            rows = self._table()
+            above = [key for key in reversed(rows) if key > after][:limit]
+            reached = next((key for key in rows if key <= after), None)
+        kept = [key for key in above if key >= self.floor]
+        return kept, reached is not None and reached >= self.floor
 
     def count_newer(self, after: str, most: int) -> int:
         """About how many entries lie above ``after``, at most ``most``: one script
@@ -271,11 +292,11 @@ def remove_key(reader_ids: list[int], key: str) -> None:
     cache.remove(reader_ids, [key])
 
 
-# Each over-cap inbox's (cap + 1)-th newest key: it and all below it go. The
-# window is partitioned by reader, the shard key, so Citus runs it inside each
-# shard (a LATERAL ... OFFSET it cannot push down). It counts up in the primary
-# key's order, so the index-only scan feeds it unsorted: the (cap + 1)-th newest
-# is number total - cap. Ranked DESC, PostgreSQL sorted every inbox first.
+# Each over-cap inbox's cap-th newest key: all below it go, and it becomes the
+# floor. The window is partitioned by reader, the shard key, so Citus runs it
+# inside each shard (a LATERAL ... OFFSET it cannot push down). It counts up in
+# the primary key's order, so the index-only scan feeds it unsorted: the cap-th
+# newest is number total - cap + 1. Ranked DESC, PostgreSQL sorted every inbox first.
 _FLOORS_SQL = """
 SELECT reader_id, timeline_key FROM (
     SELECT reader_id, timeline_key, row_number() OVER w AS n, count(*) OVER w AS total
@@ -283,50 +304,59 @@ SELECT reader_id, timeline_key FROM (
     WINDOW w AS (PARTITION BY reader_id ORDER BY timeline_key
                  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 ) ranked
-WHERE n = total - %(cap)s
+WHERE n = total - %(cap)s + 1 AND total > %(cap)s
 """
 # One statement per over-cap inbox, an index range of one reader (one shard):
 # joined to the floors in one DELETE, PostgreSQL hash-joined a sequential scan
 # of the whole table once its estimate of the readers' rows grew.
-_DELETE_BELOW_SQL = "DELETE FROM {inbox} WHERE reader_id = %s AND timeline_key <= %s"
+_DELETE_BELOW_SQL = "DELETE FROM {inbox} WHERE reader_id = %s AND timeline_key < %s"
+# The floor only rises: a rebuild or a trim that cut higher first stands.
+_RAISE_FLOOR_SQL = "UPDATE {state} SET floor = %s WHERE reader_id = %s AND floor < %s"
 
 
-# One reader's entries below ``below`` and below its cap-th newest: one index range.
-_CUT_SQL = """
-DELETE FROM {inbox} WHERE reader_id = %s AND (timeline_key < %s OR timeline_key < (
-    SELECT timeline_key FROM {inbox} WHERE reader_id = %s
-    ORDER BY timeline_key DESC LIMIT 1 OFFSET %s))
-"""
+def _raise_floors(floors: list[tuple[int, str]]) -> None:
+    """Raise these (reader, key) floors and delete the entries below them, in one
+    transaction, so that no read finds the entries gone and the floor not raised."""
+    if not floors:
+        return
+    inbox, state = InboxEntry._meta.db_table, InboxState._meta.db_table
+    with transaction.atomic(), connection.cursor() as db:
+        db.executemany(_RAISE_FLOOR_SQL.format(state=state), [(key, r, key) for r, key in floors])
+        db.executemany(_DELETE_BELOW_SQL.format(inbox=inbox), floors)
+
+
+def _cap_floor(reader_id: int) -> str | None:
+    """The reader's cap-th newest entry, if the inbox holds that many."""
+    keys = (
+        InboxEntry.objects.filter(reader_id=reader_id)
+        .order_by("-timeline_key")
+        .values_list("timeline_key", flat=True)
+    )
+    return keys[cap() - 1 : cap()].first()
 
 
 def _cut(reader_id: int, *, below: str | None) -> None:
-    """Delete the reader's entries below ``below`` (None: no such bound) and past the cap."""
-    with connection.cursor() as db:
-        db.execute(
-            _CUT_SQL.format(inbox=InboxEntry._meta.db_table),
-            [reader_id, below, reader_id, cap() - 1],
-        )
+    """Delete the reader's entries below ``below`` (None: no such bound) and past the
+    cap, and raise the floor to the higher of the two."""
+    bounds = [key for key in (below, _cap_floor(reader_id)) if key is not None]
+    if bounds:
+        _raise_floors([(reader_id, max(bounds))])
 
 
 def trim(reader_ids: list[int]) -> None:
-    """Keep the newest ``cap()`` entries of each inbox."""
+    """Keep the newest ``cap()`` entries of each inbox; the floor rises to the last kept."""
     if not reader_ids:
         return
-    table = InboxEntry._meta.db_table
     if connection.vendor == "postgresql":
         with connection.cursor() as db:
-            db.execute(_FLOORS_SQL.format(inbox=table), {"readers": list(reader_ids), "cap": cap()})
+            db.execute(
+                _FLOORS_SQL.format(inbox=InboxEntry._meta.db_table),
+                {"readers": list(reader_ids), "cap": cap()},
+            )
             floors = db.fetchall()
-            if floors:
-                db.executemany(_DELETE_BELOW_SQL.format(inbox=table), floors)
-        return
-    for reader_id in reader_ids:
-        entries = InboxEntry.objects.filter(reader_id=reader_id)
-        floor = entries.order_by("-timeline_key").values_list("timeline_key", flat=True)[
-            cap() : cap() + 1
-        ]
-        if floor:
-            entries.filter(timeline_key__lte=floor[0]).delete()
+    else:
+        floors = [(r, key) for r in reader_ids if (key := _cap_floor(r)) is not None]
+    _raise_floors(floors)
 
 
 def release(reader_ids: list[int]) -> None:
@@ -373,3 +403,76 @@ def sweep_batch(after: int, size: int) -> int | None:
         release(sorted(gone))
     trim([reader for reader in batch if reader not in gone])
     return batch[-1] if len(batch) == size else None
+
+
+# --- the self-check ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What checking one inbox against the pull model found (and repaired)."""
+
+    reader_id: int
+    missing: int  # posts the table vouched for and lacked: written
+    cache_missing: int  # posts the cache vouched for and lacked: the cache dropped
+
+    @property
+    def differed(self) -> bool:
+        return bool(self.missing or self.cache_missing)
+
+
+def verify(reader_id: int) -> Verified | None:
+    """Hold the reader's inbox, table and cache, to the pull model, and repair it: every
+    post of the feed that the inbox vouches for (at or above its floor and its oldest
+    entry there) must be in it. None when there is nothing to hold it to now: the
+    inbox is not kept, or a change of the reader's follows is still on its way.
+
+    Posts younger than twice FEED_SWEEP_AFTER_SECONDS are left out, since their
+    delivery may still be on its way. A missing post is written to the table, and
+    the cache, if it missed any, is dropped (the next page refills it from the
+    table). Entries the reader should no longer have (an author unfollowed) are
+    left alone: the read drops them, and the trim deletes them in time.
+    """
+    floor = InboxState.objects.filter(reader_id=reader_id).values_list("floor", flat=True).first()
+    if floor is None or PendingTask.objects.filter(owner=reader_id).exists():
+        return None
+    settled = timezone.now() - timedelta(seconds=2 * settings.FEED_SWEEP_AFTER_SECONDS)
+    below = ids.encode_number(ids.time_of(settled), ids.TIME_WIDTH).ljust(ids.KEY_LENGTH, "0")
+    pulled = set(PullAuthor.objects.values_list("author_id", flat=True))
+
+    def lacking(stored: list[str]) -> list[str]:
+        vouched = [key for key in stored if key >= floor]
+        if not vouched:
+            return []
+        feed = pull_reference_keys(
+            reader_id=reader_id, cursor=Cursor(before=below, after=min(vouched)), limit=10**9
+        )
+        kept = set(vouched)
+        return [
+            key for key in feed if key not in kept and ids.author_of_timeline_key(key) not in pulled
+        ]
+
+    table = list(
+        InboxEntry.objects.filter(reader_id=reader_id).values_list("timeline_key", flat=True)
+    )
+    missing = lacking(table)
+    _insert(reader_id, [(key, ids.author_of_timeline_key(key)) for key in missing])
+    cached = CachedInbox(reader_id, cache.generation()).older(None, cap() + 1)
+    cache_missing = [] if cached is None else lacking(cached)
+    if missing or cache_missing:
+        cache.drop(reader_id)
+    return Verified(reader_id, missing=len(missing), cache_missing=len(cache_missing))
+
+
+def sample(size: int) -> list[int]:
+    """About ``size`` kept inboxes, the next ones from a random reader id on: one range
+    of the state rows' primary key, however many readers there are."""
+    highest = InboxState.objects.order_by("-reader_id").values_list("reader_id", flat=True).first()
+    if highest is None:
+        return []
+    start = random.randint(0, highest)
+    readers = InboxState.objects.order_by("reader_id").values_list("reader_id", flat=True)
+    found = list(readers.filter(reader_id__gte=start)[:size])
+    if len(found) < size:  # wrapped around the top
+        found += readers.filter(reader_id__lt=start)[: size - len(found)]
+    return found

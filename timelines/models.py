@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.db import models
 
+from posts import ids
 from posts.fields import KeyField
 
 
@@ -56,6 +57,13 @@ class InboxState(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
     built_at = models.DateTimeField(null=True, blank=True)
+    # What the inbox vouches for starts here: every post of the feed with a key at
+    # or above both this and the oldest entry not below it is in the inbox, unless
+    # its delivery is still on its way. Raised (never lowered while the row lives)
+    # by whatever cuts the inbox: the trim, a rebuild cut off by its pull or the
+    # cap. A late delivery can write an entry below it (the trim deleted what lay
+    # around that key): reads ignore such entries, and the next trim deletes them.
+    floor = KeyField(default=ids.LOWEST_KEY, db_default=ids.LOWEST_KEY)
 
     def __str__(self) -> str:
         return f"inbox of {self.reader_id}"

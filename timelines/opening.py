@@ -45,8 +45,9 @@ class OpenInbox:
     pulled: list[int]
 
 
-# Whether the inbox is built, the cache generation and the pulled authors the
-# reader follows (or is), in order, in one row (no row: the inbox is not kept):
+# Whether the inbox is built, the cache generation, the pulled authors the
+# reader follows (or is) and the inbox's floor, in order, in one row (no row:
+# the inbox is not kept):
 # what every page needs before it reads keys. Most readers of a microblog follow
 # some big account; asking for them apart cost such a page a QuerySet (0.5 ms of
 # CPU). Alone it is a page's first statement; as a page's prelude
@@ -54,11 +55,12 @@ class OpenInbox:
 _STATE_SQL = """
 SELECT s.built_at IS NOT NULL AS built,
        COALESCE((SELECT g.value FROM {generation} g WHERE g.id = 1), 0) AS generation,
-       {pulled} AS pulled
+       {pulled} AS pulled,
+       s.floor
 FROM {state} s
 WHERE s.reader_id = %(viewer)s
 """
-STATE_WIDTH = 3  # its columns
+STATE_WIDTH = 4  # its columns
 
 
 # The pulled authors as an array; SQLite, which has none, lists them in JSON.
@@ -116,16 +118,20 @@ def _saw_pulled(reader_id: int, pulled: list[int]) -> None:
             _pulled_seen[reader_id] = pulled
 
 
-def state_prelude(reader_id: int, generation: int, *, pulled: list[int]) -> Prelude:
+def state_prelude(reader_id: int, generation: int, *, pulled: list[int], lowest: str) -> Prelude:
     """The state statement as a page's prelude, holding when what the page read before
-    it are the page's: the inbox built, the cache read of ``generation``, and the
-    pulled authors the page merges in (``pulled``, in order) theirs."""
-    params: dict[str, object] = {"viewer": reader_id, "guess": generation}
+    it are the page's: the inbox built, the cache read of ``generation``, the
+    pulled authors the page merges in (``pulled``, in order) theirs, and no key
+    read (``lowest``, the lowest) below the floor."""
+    params: dict[str, object] = {"viewer": reader_id, "guess": generation, "lowest": lowest}
     pulled_array = post_sql.array(pulled, params, "pulled", "bigint")
     return Prelude(
         sql=_state_sql(),
         params=params,
-        holds=f"pre.built AND pre.generation = %(guess)s AND pre.pulled = {pulled_array}",
+        holds=(
+            f"pre.built AND pre.generation = %(guess)s AND pre.pulled = {pulled_array}"
+            " AND pre.floor <= %(lowest)s"
+        ),
         width=STATE_WIDTH,
     )
 
@@ -138,13 +144,14 @@ def opened_from(
     the row names its generation."""
     if not rows or not rows[0][0]:
         return None
-    _, generation, pulled = rows[0][:STATE_WIDTH]
+    _, generation, pulled, floor = rows[0][:STATE_WIDTH]
     if isinstance(pulled, str):  # SQLite's JSON
         pulled = sorted(json.loads(pulled))
     _seen[connection.settings_dict["NAME"]] = generation
     _saw_pulled(reader_id, pulled)
     if read is None or read.generation != generation:
         read = Inbox(reader_id, generation=generation)
+    read.floor = floor
     return OpenInbox(read, pulled=pulled)
 
 
