@@ -342,6 +342,14 @@ CELERY_BEAT_SCHEDULE["trim-inboxes"] = {
     "task": "timelines.trim_inboxes",
     "schedule": float(FEED_TRIM_EVERY_SECONDS),
 }
+# The self-check (timelines.tasks.verify_inboxes): this often, this many kept
+# inboxes are held to the pull model, and repaired where they differ.
+FEED_VERIFY_EVERY_SECONDS: int = _read("FEED_VERIFY_EVERY_SECONDS", "int", 600)
+FEED_VERIFY_SAMPLE: int = _read("FEED_VERIFY_SAMPLE", "int", 100)
+CELERY_BEAT_SCHEDULE["verify-inboxes"] = {
+    "task": "timelines.verify_inboxes",
+    "schedule": float(FEED_VERIFY_EVERY_SECONDS),
+}
 # Who to follow (timelines.suggestions): every active user's suggestions are ranked
 # again once per this many seconds; the sidebar reads the rows a run wrote.
 FEED_SUGGEST_EVERY_SECONDS: int = _read("FEED_SUGGEST_EVERY_SECONDS", "int", 3600)

@@ -116,7 +116,9 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
     if post is None:
         return []
     now = timezone.now()
-    FanOut.objects.get_or_create(post_id=post_id, defaults={"created_at": now})
+    fan_out, _ = FanOut.objects.get_or_create(post_id=post_id, defaults={"created_at": now})
+    if fan_out.finished_at is not None:
+        return []  # a message delivered again: its chunks were planned and delivered
     if post.is_deleted:
         _finish(post_id, now)
         return []
@@ -167,8 +169,10 @@ _FOLLOWERS = {
     "postgresql": ("array_agg(follower_id)::text", "= ANY(%(followers)s::text::bigint[])"),
     "sqlite": ("json_group_array(follower_id)", "IN (SELECT value FROM json_each(%(followers)s))"),
 }
+# The target's alias: pushed down to many shards without one, Citus wrote the
+# RETURNING list against the table's own name, which the shard's statement lacks.
 _PUSH_CHUNK_SQL = """
-INSERT INTO {inbox} (reader_id, timeline_key, author_id)
+INSERT INTO {inbox} AS i (reader_id, timeline_key, author_id)
 SELECT s.reader_id, %(key)s, %(author)s
 FROM {state} s
 WHERE s.reader_id {in_followers}
@@ -195,8 +199,13 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
 
     The chunk's outbox row goes once its rows are in; the first completion of
     each distinct chunk is counted, and the fan-out finishes when none is left.
+    A chunk no longer in the outbox was delivered, and a message delivered
+    again (a dead worker's, after the broker's visibility timeout) writes
+    nothing: its post may lie below the floors of inboxes trimmed since.
     """
     claim = outbox.Claim(FAN_OUT_CHUNK, (post_id, chunk.after, chunk.upto))
+    if claim.version is None:
+        return 0
     post = Post.objects.with_id(post_id).values("timeline_key", "author_id", "deleted_at").first()
     if post is None or post["deleted_at"] is not None:
         _chunk_done(post_id, claim, 0)

@@ -28,9 +28,14 @@ from posts.models import Post
 from relations.visibility import blocked_among, standing
 
 
-def _entries_on_a_cluster(reader_id: int) -> list[tuple[str, str | None, str]]:
+def _entries_on_a_cluster(
+    reader_id: int, *, after: str | None
+) -> list[tuple[str, str | None, str]]:
     reader = standing(reader_id)
-    posts = list(Post.objects.filter(author_id__in={reader_id, *reader.followed}))
+    posts = Post.objects.filter(author_id__in={reader_id, *reader.followed})
+    if after is not None:
+        posts = posts.filter(timeline_key__gt=after)
+    posts = list(posts)
     originals = {
         post.pk: post
         for post in Post.objects.with_ids({p.repost_of_id for p in posts if p.repost_of_id})
@@ -52,12 +57,15 @@ def pull_reference_keys(*, reader_id: int, cursor: Cursor, limit: int) -> list[s
     reposts of originals gone, hidden, muted or blocked either way). A post
     and its reposts collapse to one item at the newest of them.
     """
+    # An item's key is the newest of its post's and reposts' keys, so the items above
+    # ``after`` come from the rows above it alone.
     if sharding.on_citus(connection):
-        entries = _entries_on_a_cluster(reader_id)
+        entries = _entries_on_a_cluster(reader_id, after=cursor.after)
     else:
-        entries = Post.objects.filter(visibility.in_home_feed(reader_id)).values_list(
-            "timeline_key", "repost_of_id", "id"
-        )
+        posts = Post.objects.filter(visibility.in_home_feed(reader_id))
+        if cursor.after is not None:
+            posts = posts.filter(timeline_key__gt=cursor.after)
+        entries = posts.values_list("timeline_key", "repost_of_id", "id")
     newest: dict[str, str] = {}
     for key, repost_of_id, post_id in entries:
         original = repost_of_id or post_id

@@ -26,6 +26,7 @@ from celery import shared_task
 from django.conf import settings
 from django.core.cache import cache as django_cache
 from django.db import DatabaseError
+from django.utils import timezone
 
 from feed_project.celery import FailFastTask
 from timelines import fanout, inbox, outbox
@@ -147,6 +148,43 @@ def trim_inboxes(after: int = 0) -> None:
 @shared_task(name="timelines.trim_chunk", base=FeedTask)
 def trim_chunk(author_id: int, after: int, upto: int) -> None:
     pass
+
+
+# --- the self-check ---------------------------------------------------------------
+
+VERIFIED = "inbox-verify"  # a cache key: what the last self-check found (manage.py fanout_stats)
+
+
+@shared_task(name="timelines.verify_inboxes", base=FeedTask)
+def verify_inboxes(size: int | None = None) -> int:
+    """Hold a sample of kept inboxes to the pull model and repair what differs
+    (``inbox.verify``): a bug that loses posts is seen, counted and healed in
+    production rather than left in readers' feeds. Returns how many differed."""
+    results = [
+        result
+        for reader_id in inbox.sample(size or settings.FEED_VERIFY_SAMPLE)
+        if (result := inbox.verify(reader_id)) is not None
+    ]
+    differed = [result for result in results if result.differed]
+    summary = {
+        "at": timezone.now().isoformat(timespec="seconds"),
+        "checked": len(results),
+        "differed": len(differed),
+        "missing": sum(result.missing for result in differed),
+        "cache_missing": sum(result.cache_missing for result in differed),
+    }
+    django_cache.set(VERIFIED, summary, timeout=None)
+    if differed:
+        logger.error(
+            "inbox self-check: %d of %d inboxes differed from the pull model and were "
+            "repaired (%d posts missing from the table, %d from caches): readers %s",
+            len(differed),
+            len(results),
+            summary["missing"],
+            summary["cache_missing"],
+            [result.reader_id for result in differed],
+        )
+    return len(differed)
 
 
 # --- the sweeper ----------------------------------------------------------------

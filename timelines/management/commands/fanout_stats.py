@@ -4,10 +4,12 @@ import statistics
 from datetime import timedelta
 from typing import Any
 
+from django.core.cache import cache
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
 from timelines.models import FanOut
+from timelines.tasks import VERIFIED
 
 
 class Command(BaseCommand):
@@ -30,6 +32,7 @@ class Command(BaseCommand):
         ).count()
         if not recent:
             self.stdout.write(f"No finished fan-out yet. Unfinished after 2 minutes: {stuck}")
+            self._verified()
             return
         lags = sorted((done - queued).total_seconds() * 1000 for queued, done, *_ in recent)
         cuts = statistics.quantiles(lags, n=100) if len(lags) > 1 else lags * 99
@@ -41,3 +44,15 @@ class Command(BaseCommand):
             f"{sum(r[3] for r in recent)} inboxes written."
         )
         self.stdout.write(f"Unfinished after 2 minutes: {stuck}")
+        self._verified()
+
+    def _verified(self) -> None:
+        last = cache.get(VERIFIED)
+        if last is None:
+            self.stdout.write("Inbox self-check: not run yet.")
+            return
+        self.stdout.write(
+            f"Inbox self-check at {last['at']}: {last['differed']} of {last['checked']} "
+            f"inboxes differed from the pull model and were repaired ({last['missing']} "
+            f"posts missing from the table, {last['cache_missing']} from caches)."
+        )

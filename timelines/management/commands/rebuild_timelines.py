@@ -1,4 +1,5 @@
-"""Rebuild home-feed inboxes by pull: one reader, every active reader, or those not built."""
+"""Rebuild home-feed inboxes by pull: one reader, every active reader, or those not built;
+or (``--verify``) hold them to the pull model and repair only what differs."""
 
 from typing import Any
 
@@ -9,7 +10,7 @@ from tqdm import tqdm
 
 from accounts import claims
 from accounts.models import User
-from timelines import outbox, tasks
+from timelines import inbox, outbox, tasks
 from timelines.inbox import Inbox, active_since
 from timelines.models import InboxState
 
@@ -25,6 +26,13 @@ class Command(BaseCommand):
         who = parser.add_mutually_exclusive_group(required=True)
         who.add_argument("--user", action="append", metavar="USERNAME", help="repeatable")
         who.add_argument("--all", action="store_true", help="every reader active recently")
+        who.add_argument(
+            "--sample",
+            type=int,
+            metavar="N",
+            help="about N kept inboxes, from a random reader on (with --verify, what the "
+            "periodic self-check does)",
+        )
         who.add_argument(
             "--missing",
             action="store_true",
@@ -42,9 +50,20 @@ class Command(BaseCommand):
             action="store_true",
             help="queue Celery tasks instead (recorded in the outbox: none is lost)",
         )
+        parser.add_argument(
+            "--verify",
+            action="store_true",
+            help="rebuild nothing: hold each inbox (table and cache) to the pull model, "
+            "write the posts it lacks, drop a cache that lacks some, and say how many",
+        )
         parser.add_argument("--dry-run", action="store_true", help="say who, change nothing")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["sample"] is not None and options["sample"] < 1:
+            raise CommandError("--sample must be at least 1")
+        if options["verify"]:
+            self._verify(options)
+            return
         readers = self._readers(options)
         total = readers.count()
         if options["dry_run"]:
@@ -65,7 +84,38 @@ class Command(BaseCommand):
         verb = "Queued" if options["queue"] else f"Rebuilt ({pulled} entries pulled)"
         self.stdout.write(self.style.SUCCESS(f"{verb}: {total} inboxes."))
 
+    def _verify(self, options: dict[str, Any]) -> None:
+        ids = (
+            inbox.sample(options["sample"])
+            if options["sample"] is not None
+            else list(self._readers(options).values_list("pk", flat=True))
+        )
+        checked = differed = missing = cache_missing = 0
+        for user_id in ids:
+            result = inbox.verify(user_id)
+            if result is None:
+                continue
+            checked += 1
+            if result.differed:
+                differed += 1
+                missing += result.missing
+                cache_missing += result.cache_missing
+                self.stdout.write(
+                    f"inbox of user {user_id}: {result.missing} posts missing from the "
+                    f"table, {result.cache_missing} from the cache: repaired"
+                )
+        style = self.style.WARNING if differed else self.style.SUCCESS
+        self.stdout.write(
+            style(
+                f"Verified {checked} inboxes ({len(ids) - checked} not kept or with a change "
+                f"on its way): {differed} differed from the pull model ({missing} posts "
+                f"missing from tables, {cache_missing} from caches), now repaired."
+            )
+        )
+
     def _readers(self, options: dict[str, Any]) -> QuerySet[User]:
+        if options["sample"] is not None:
+            return User.objects.filter(pk__in=inbox.sample(options["sample"])).order_by("pk")
         if options["user"]:
             wanted = {name.lower() for name in options["user"]}
             found = claims.user_ids_named(wanted)
