@@ -113,10 +113,12 @@ class Inbox:
                 self.remove_author(author_id)
 
     def add_author(self, author_id: int) -> None:
-        """After a follow (or unmute): the author's posts newer than the oldest entry.
+        """After a follow (or unmute): the author's posts newer than the oldest entry at
+        or above the floor.
 
-        Then trim, so the inbox is again complete above its oldest entry (the
-        author may have more posts in that span than the cap holds).
+        Then trim, so the inbox is again complete from its floor (the author may
+        have more posts in that span than the cap holds: the trim raises the
+        floor above those left out).
         """
         state = InboxState.objects.filter(reader_id=self.reader_id).values_list("floor", flat=True)
         kept_floor = state.first()
@@ -362,7 +364,7 @@ def trim(reader_ids: list[int]) -> None:
 def release(reader_ids: list[int]) -> None:
     """These readers are away: their inboxes are no longer kept (no push reaches them),
     and their caches go. The table's entries stay for the rebuild on their return
-    to replace (``Inbox.rebuild``: complete above the oldest entry again).
+    to replace (``Inbox.rebuild``: complete from its floor again).
 
     The cache goes after the row: a page reads the cache before the state
     (``timelines.feed``), so a rebuild finishing between the two must not find

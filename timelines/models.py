@@ -16,9 +16,10 @@ class InboxEntry(models.Model):
     constraints: this is derived data, written 100,000 rows at a time, and the
     read joins to live posts anyway.
 
-    An inbox is complete above its oldest entry: every post of the authors
-    pushed to it with a newer key is there. Reads that go below fall back to
-    the pull model.
+    An inbox is complete from its floor (``InboxState.floor``): every post of
+    the authors pushed to it with a key at or above both the floor and the
+    oldest entry not below it is there. Reads that go below fall back to the
+    pull model.
     """
 
     pk = models.CompositePrimaryKey("reader_id", "timeline_key")
