@@ -199,7 +199,7 @@ def test_home_feed_equals_pull_model_after_any_history_of_faults(feed_limits):
         run_state_machine_as_test(
             FaultyFeedMachine,
             settings=settings(
-                max_examples=30,
+                max_examples=60,
                 stateful_step_count=30,
                 deadline=None,
                 phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
