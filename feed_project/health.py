@@ -20,6 +20,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from feed_project.celery import app as celery_app
+from feed_project.http import answers_json
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ def run_checks() -> list[Result]:
     return results
 
 
+@answers_json
 @never_cache
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
