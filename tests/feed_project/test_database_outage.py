@@ -4,15 +4,17 @@ back the next request succeeds (feed_project.errors).
 Nothing is mocked: a PostgreSQL of the module's own (tests/private_postgres.py),
 migrated, and the site served from it by gunicorn as in production, one sync
 worker so that every request meets the same worker and its one persistent
-connection (CONN_MAX_AGE). The tests speak HTTP to it, signed in as a reader,
-and stop the server cleanly (a restart's first half) or as a crash. The site
-runs without Redis and with tasks in process: the database is the subject.
+connection (CONN_MAX_AGE), with a Celery worker (one process) consuming a
+redis-server of the module's own as broker. The tests speak HTTP to it, signed
+in, and stop the server cleanly (a restart's first half) or as a crash. The
+site has no cache Redis: the database is the subject.
 """
 
 import http.client
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -28,6 +30,7 @@ from django.conf import settings
 from bench.processes import free_port
 from posts import ids
 from tests.private_postgres import PrivatePostgres, private_postgres
+from tests.private_redis import private_redis
 
 ROOT = Path(settings.BASE_DIR)
 BIN = Path(sys.executable).parent
@@ -35,6 +38,9 @@ PASSWORD = "reader-password-123"
 READY_SECONDS = 30
 NEW_POSTS = f"/timeline/new/?after={ids.LOWEST_KEY}"
 GUNICORN_OPTIONS = ["--workers", "1", "--timeout", "30", "--bind"]
+WORKER_OPTIONS = ["--pool=prefork", "--concurrency=1", "-l", "info"]
+WORKER_OPTIONS += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+DELIVERY_SECONDS = 15
 
 
 @dataclass
@@ -42,9 +48,13 @@ class Site:
     port: int
     process: subprocess.Popen
     log_path: Path
+    worker_log_path: Path
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def worker_log(self) -> str:
+        return self.worker_log_path.read_text(errors="replace")
 
 
 @dataclass
@@ -87,7 +97,7 @@ class Browser:
         assert status == 302 and "sessionid" in self.cookies, (status, headers)
 
 
-def _environment(database_url: str) -> dict[str, str]:
+def _environment(database_url: str, broker_url: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -96,6 +106,7 @@ def _environment(database_url: str) -> dict[str, str]:
     return env | {
         "DJANGO_SETTINGS_MODULE": "feed_project.settings",
         "DATABASE_URL": database_url,
+        "CELERY_BROKER_URL": broker_url,
         "RATELIMIT_ENABLED": "0",
         "PYTHONUNBUFFERED": "1",
     }
@@ -121,12 +132,18 @@ def postgres() -> Iterator[PrivatePostgres]:
 
 @pytest.fixture(scope="module")
 def site(postgres, tmp_path_factory) -> Iterator[Site]:
-    env = _environment(postgres.url("feed"))
-    _manage(env, "migrate", "--noinput")
-    _manage(env | {"MODERATOR_PASSWORD": PASSWORD}, "createmoderator", "reader", "--noinput")
+    with private_redis() as broker:
+        env = _environment(postgres.url("feed"), broker.url())
+        _manage(env, "migrate", "--noinput")
+        for name in ("reader", "author"):
+            _manage(env | {"MODERATOR_PASSWORD": PASSWORD}, "createmoderator", name, "--noinput")
+        yield from _serve(env, tmp_path_factory.mktemp("site"))
+
+
+def _serve(env: dict[str, str], directory: Path) -> Iterator[Site]:
     port = free_port()
-    log_path = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
-    with log_path.open("wb") as log:
+    log_path, worker_log_path = directory / "gunicorn.log", directory / "celery.log"
+    with log_path.open("wb") as log, worker_log_path.open("wb") as worker_log:
         process = subprocess.Popen(
             [str(BIN / "gunicorn"), "feed_project.wsgi", *GUNICORN_OPTIONS, f"127.0.0.1:{port}"],
             cwd=ROOT,
@@ -134,7 +151,15 @@ def site(postgres, tmp_path_factory) -> Iterator[Site]:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    site = Site(port, process, log_path)
+        worker = subprocess.Popen(
+            [str(BIN / "celery"), "-A", "feed_project", "worker", *WORKER_OPTIONS],
+            cwd=ROOT,
+            env=env,
+            stdout=worker_log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, stopped as one
+        )
+    site = Site(port, process, log_path, worker_log_path)
     try:
         deadline = time.monotonic() + READY_SECONDS
         while True:
@@ -146,10 +171,20 @@ def site(postgres, tmp_path_factory) -> Iterator[Site]:
             if time.monotonic() > deadline or process.poll() is not None:
                 raise AssertionError(f"gunicorn did not start:\n{site.log()[-3000:]}")
             time.sleep(0.1)
+        while " ready." not in site.worker_log():
+            if time.monotonic() > deadline or worker.poll() is not None:
+                raise AssertionError(f"celery did not start:\n{site.worker_log()[-3000:]}")
+            time.sleep(0.1)
         yield site
     finally:
         process.terminate()
         process.wait(timeout=15)
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            worker.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
 
 
 @pytest.fixture
@@ -239,3 +274,32 @@ def test_a_restart_between_two_requests_costs_none_of_them(site, postgres, reade
     status, _, home = reader.get("/")
     assert status == 200 and "@reader" in home
     assert "Internal Server Error" not in site.log()
+
+
+def test_the_celery_worker_reconnects_after_a_crash_and_delivers_the_next_post(site, postgres):
+    """The worker keeps its connection across tasks (CELERY_DB_REUSE_MAX); around
+    each task feed_project.celery applies Django's request rules, so the first task
+    after the server is back reconnects instead of failing on the dead connection."""
+    author, reader = Browser(site.port), Browser(site.port)
+    author.log_in("author")
+    reader.log_in("reader")
+    reader.post("/@author/follow/", {})
+    assert reader.get("/")[0] == 200  # the reader's inbox is built
+    status, _, _ = author.post("/posts/new/", {"text": "before the crash"})
+    assert status == 302
+    _wait_for_post(reader, "before the crash")  # delivered: the worker's connection is live
+
+    postgres.stop("immediate")
+    postgres.start()
+
+    assert author.post("/posts/new/", {"text": "after the crash"})[0] == 302
+    _wait_for_post(reader, "after the crash")  # fanned out by the worker, not pulled
+    assert "Traceback" not in site.worker_log(), site.worker_log()[-3000:]
+
+
+def _wait_for_post(reader: Browser, text: str) -> None:
+    deadline = time.monotonic() + DELIVERY_SECONDS
+    while text not in reader.get("/")[2]:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{text!r} was not delivered in {DELIVERY_SECONDS} s")
+        time.sleep(0.2)
