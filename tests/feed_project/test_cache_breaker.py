@@ -23,7 +23,7 @@ from tests.private_redis import PrivateRedis, private_redis
 
 pytestmark = pytest.mark.cache_outage
 
-ONE_WAIT = settings.CACHES["default"]["OPTIONS"]["SOCKET_TIMEOUT"]
+ONE_WAIT = settings.CACHES["default"].get("OPTIONS", {}).get("SOCKET_TIMEOUT", 0.0)
 NO_WAIT = ONE_WAIT / 2
 PAUSE_SECONDS = 1.0
 

@@ -57,7 +57,7 @@ CLOSED_PORT = "redis://127.0.0.1:1/0"
 # Refused connections must cost a page milliseconds; this bound only catches a hang.
 FAST_SECONDS = 2.0
 # The cache client's socket timeout: what one call to a frozen Redis waits.
-ONE_WAIT = settings.CACHES["default"]["OPTIONS"]["SOCKET_TIMEOUT"]
+ONE_WAIT = settings.CACHES["default"].get("OPTIONS", {}).get("SOCKET_TIMEOUT", 0.0)
 # A call skipped by the breaker waits for nothing: well under one wait.
 NO_WAIT = ONE_WAIT / 2
 PAUSE_SECONDS = 1.0
