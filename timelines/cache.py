@@ -152,8 +152,15 @@ def invalidate_all(reason: str, *, held_until: float | None = None) -> None:
 
 
 def held(gen: int) -> bool:
-    """Whether caches of this generation may not be read or filled yet (``invalidate_all``)."""
-    return gen > time.time() * 1000
+    """Whether caches of this generation may not be read or filled yet (``invalidate_all``).
+
+    No hold is longer than a pause and the clocks' disagreement: a generation further
+    ahead was made by a clock that is wrong, and holding it would leave the caches
+    unused until that clock's time comes.
+    """
+    ahead = gen / 1000 - time.time()
+    longest = cache_breaker.PAUSE_SECONDS + 2 * cache_breaker.CLOCK_SKEW_SECONDS
+    return 0 < ahead <= longest
 
 
 def _lost(what: str, exc: Exception) -> None:

@@ -390,3 +390,12 @@ def test_writes_skipped_in_a_pause_bump_the_generation_once_and_it_is_filled_aft
     fourth = publish(alice, "fourth")  # pushed into the cache filled just now
     assert CachedInbox(bob.pk, bumped).older(None, 10) == [fourth, third, second, first]
     assert feed_keys(bob) == [fourth, third, second, first] == reference_keys(bob)
+
+
+@pytest.mark.embedded
+def test_a_generation_is_held_at_most_a_pause_and_the_clocks_disagreement_ahead():
+    now_ms = time.time() * 1000
+    assert cache.held(int(now_ms + 2000))  # made in a pause that ends in 2 s
+    assert not cache.held(int(now_ms - 10))  # that pause is over
+    assert not cache.held(7)  # a generation bumped the ordinary way
+    assert not cache.held(int(now_ms + 3_600_000))  # a clock an hour ahead: not believed
