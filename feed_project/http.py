@@ -1,6 +1,8 @@
 """Small helpers shared by the apps' views."""
 
-from django.http import HttpRequest, HttpResponseRedirect
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.http import url_has_allowed_host_and_scheme
 
 
@@ -40,3 +42,10 @@ def wants_fragment(request: HttpRequest) -> bool:
     Without the header (no JavaScript) the same view redirects as before.
     """
     return request.headers.get(FRAGMENT_HEADER) == "1"
+
+
+def answers_json(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Mark a view whose answers are JSON, so that its error answers are JSON too
+    (feed_project.errors), whatever the client's Accept header says."""
+    view.answers_json = True  # type: ignore[attr-defined]
+    return view

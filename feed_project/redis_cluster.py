@@ -26,6 +26,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError
 from redis.retry import Retry
 
+from feed_project.cache_breaker import GuardedRedisCluster, guarded
+
 SCHEMES = {"redis+cluster": False, "rediss+cluster": True}  # scheme: TLS
 
 # What the settings add to django-redis's OPTIONS for a cluster.
@@ -70,7 +72,8 @@ def _credentials(url: str) -> dict[str, str]:
 
 
 class ClusterConnectionFactory(ConnectionFactory):
-    """One RedisCluster per URL and process (it keeps a pool per node, thread-safe)."""
+    """One RedisCluster per URL and process (it keeps a pool per node, thread-safe),
+    whose calls honour the cache's breaker (feed_project.cache_breaker)."""
 
     _clusters: dict[str, RedisCluster] = {}
 
@@ -85,19 +88,25 @@ class ClusterConnectionFactory(ConnectionFactory):
                 )
                 if option in self.options
             }
-            try:
-                cluster = RedisCluster(
-                    startup_nodes=[ClusterNode(host, port) for host, port in startup_nodes(url)],
-                    ssl=SCHEMES[urlsplit(url).scheme],
-                    # A cache: a master that is down or hung costs one timeout,
-                    # then the page is served from PostgreSQL. (MOVED and ASK
-                    # redirections are followed regardless.)
-                    retry=Retry(NoBackoff(), 0),
-                    **_credentials(url),
-                    **timeouts,
-                )
-            except RedisClusterException as exc:  # no seed node answered
-                raise RedisConnectionError(f"Redis Cluster {url!r}: {exc}") from exc
+            # Guarded by the URL, as the client's calls are (feed_project.cache_breaker):
+            # seed nodes that do not answer start a pause.
+            with guarded(url):
+                try:
+                    cluster = GuardedRedisCluster(
+                        startup_nodes=[
+                            ClusterNode(host, port) for host, port in startup_nodes(url)
+                        ],
+                        ssl=SCHEMES[urlsplit(url).scheme],
+                        # A cache: a master that is down or hung costs one timeout,
+                        # then the page is served from PostgreSQL. (MOVED and ASK
+                        # redirections are followed regardless.)
+                        retry=Retry(NoBackoff(), 0),
+                        breaker_key=url,
+                        **_credentials(url),
+                        **timeouts,
+                    )
+                except RedisClusterException as exc:  # no seed node answered
+                    raise RedisConnectionError(f"Redis Cluster {url!r}: {exc}") from exc
             self._clusters[url] = cluster
         return cluster
 

@@ -198,6 +198,10 @@ if REDIS_URL:
                 "SOCKET_CONNECT_TIMEOUT": SERVICE_TIMEOUT_SECONDS / 6,
                 "SOCKET_TIMEOUT": SERVICE_TIMEOUT_SECONDS / 3,
                 "IGNORE_EXCEPTIONS": True,
+                # One wait, then a pause of a few seconds in which every call fails
+                # at once (feed_project.cache_breaker; a cluster's factory builds
+                # the cluster's guarded client).
+                "REDIS_CLIENT_CLASS": "feed_project.cache_breaker.GuardedRedis",
             },
         }
     }
@@ -424,9 +428,15 @@ WHITENOISE_USE_FINDERS = True
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    # Calls the cache's breaker skipped are not logged one by one: the failure
+    # that paused the server is (feed_project.cache_breaker).
+    "filters": {"cache_skips": {"()": "feed_project.cache_breaker.QuietSkips"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": _read("LOG_LEVEL", "str", "WARNING")},
-    "loggers": {"timelines": {"level": _read("LOG_LEVEL", "str", "INFO")}},
+    "loggers": {
+        "timelines": {"level": _read("LOG_LEVEL", "str", "INFO")},
+        "django_redis.cache": {"filters": ["cache_skips"]},
+    },
 }
 # SQLite cannot make Notification's NULLS NOT DISTINCT constraint; there
 # timelines.notifications checks for a duplicate itself (PostgreSQL enforces it).

@@ -5,6 +5,9 @@ from django.views.generic import RedirectView
 from feed_project.health import healthz
 from posts.search_views import search_page
 
+# A database that cannot be reached answers 503 and Retry-After, not 500.
+handler500 = "feed_project.errors.server_error"
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),  # for load balancers: no login, no slash
     # The admin's own log-in form would skip the second factor: log in through the site's.

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.cache import cache
 from hypothesis import settings as hypothesis_settings
 
+from feed_project import cache_breaker
 from feed_project.celery import app as celery_app
 from relations.services import follow
 from tests.factories import UserFactory
@@ -44,8 +45,10 @@ def _fast_password_hashing(settings):
 @pytest.fixture(autouse=True)
 def _eager_celery_and_clean_cache():
     """Tasks run in process (a worker test opts out); each test starts with empty caches,
-    Redis's and this process's (timelines.held)."""
+    Redis's and this process's (timelines.held), and no pause of a cache Redis left by
+    another test (feed_project.cache_breaker)."""
     celery_app.conf.task_always_eager = True
+    cache_breaker.forget_failures()
     cache.clear()
     held.clear()
     yield

@@ -47,15 +47,25 @@ keys, newest first, each once; the scripts (``timelines.cache_lua``) keep it so.
   read the table before that commit is dropped rather than written.
 - With no REDIS_URL, or with Redis down, every call here is a no-op or a miss,
   and reads are served from the table.
+- **A Redis that does not answer costs a process one wait, then a pause**
+  (``feed_project.cache_breaker``): for a few seconds every call here is skipped.
+  A skipped write is a lost write, so the first one of a pause bumps the
+  generation, and the new generation is *held*: encoded in its value (a time
+  in milliseconds, ``invalidate_all(held_until=...)``), the end of that pause,
+  before which no process reads or fills a cache of it. No cache of it can exist
+  while this process still skips writes, so one bump per pause is enough even
+  though other processes, whose pause is over, use Redis meanwhile.
 """
 
 import logging
 import secrets
+import time
 from collections.abc import Iterable, Sequence
 from functools import cache
 
 from django.conf import settings
-from django.db.models import F
+from django.db.models import F, PositiveBigIntegerField, Value
+from django.db.models.functions import Greatest
 from django_redis.exceptions import ConnectionInterrupted
 from redis import Redis
 from redis.cluster import RedisCluster
@@ -67,6 +77,7 @@ from redis.exceptions import (
     RedisError,
 )
 
+from feed_project import cache_breaker
 from posts import ids
 from timelines import cache_lua as lua
 from timelines.models import CacheGeneration
@@ -123,12 +134,45 @@ def generation() -> int:
     return value or 0
 
 
-def invalidate_all(reason: str) -> None:
-    """A write to Redis failed: no cache written before now may be read again."""
+def invalidate_all(reason: str, *, held_until: float | None = None) -> None:
+    """A write to Redis failed: no cache written before now may be read again.
+
+    ``held_until`` (a wall-clock time): no cache of the new generation is read or
+    filled before then (``held``); its value is that time in milliseconds, if
+    that is above the next one.
+    """
     logger.warning("inbox caches invalidated: %s", reason)
-    if not CacheGeneration.objects.filter(pk=1).update(value=F("value") + 1):
-        # The row is gone (manage.py flush): recreate it one past the implied 0.
-        CacheGeneration.objects.update_or_create(pk=1, defaults={"value": 1})
+    floor = 1 if held_until is None else max(1, int(held_until * 1000))
+    # The field on the Value: a bare int is bound as int4, which wraps a time in ms.
+    bigint = PositiveBigIntegerField()
+    value = Greatest(F("value") + 1, Value(floor, output_field=bigint), output_field=bigint)
+    if not CacheGeneration.objects.filter(pk=1).update(value=value):
+        # The row is gone (manage.py flush): recreate it past the implied 0.
+        CacheGeneration.objects.update_or_create(pk=1, defaults={"value": floor})
+
+
+def held(gen: int) -> bool:
+    """Whether caches of this generation may not be read or filled yet (``invalidate_all``).
+
+    No hold is longer than a pause and the clocks' disagreement: a generation further
+    ahead was made by a clock that is wrong, and holding it would leave the caches
+    unused until that clock's time comes.
+    """
+    ahead = gen / 1000 - time.time()
+    longest = cache_breaker.PAUSE_SECONDS + 2 * cache_breaker.CLOCK_SKEW_SECONDS
+    return 0 < ahead <= longest
+
+
+def _lost(what: str, exc: Exception) -> None:
+    """A write failed, or was skipped during a pause of its Redis: no cache that missed it
+    may be read again (the module docstring says why once per pause is enough)."""
+    pause = cache_breaker.pause_of(exc)
+    if pause is None:
+        invalidate_all(f"{what} failed: {exc}")
+    elif not pause.lost_writes_noted:
+        held_until = pause.ends_at + cache_breaker.CLOCK_SKEW_SECONDS
+        invalidate_all(f"{what} failed: {exc}", held_until=held_until)
+        pause.lost_writes_noted = True  # after the bump: a failed one is tried again
 
 
 def key_layout(gen: int) -> tuple[str, str, str]:
@@ -172,7 +216,8 @@ def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str 
     try:
         redis = client()
         if isinstance(redis, RedisCluster):
-            _run_on_cluster(redis, script, reader_ids, gen, args)
+            with cache_breaker.guarding(redis):  # the nodes' own clients are not guarded
+                _run_on_cluster(redis, script, reader_ids, gen, args)
             return
         pipe = redis.pipeline(transaction=False)
         scripts = _scripts(redis)
@@ -188,7 +233,7 @@ def _run_for_readers(script: str, reader_ids: Iterable[int], args: Sequence[str 
                 fn(keys=_keys(reader_id, gen), args=list(args), client=pipe)
         pipe.execute()
     except ERRORS as exc:
-        invalidate_all(f"{script} for {len(reader_ids)} inboxes failed: {exc}")
+        _lost(f"{script} for {len(reader_ids)} inboxes", exc)
 
 
 def _run_on_cluster(
@@ -256,7 +301,7 @@ def drop(*reader_ids: int) -> None:
     try:
         redis.delete(*(key for reader_id in reader_ids for key in _keys(reader_id, gen)))
     except ERRORS as exc:
-        invalidate_all(f"drop of {len(reader_ids)} caches failed: {exc}")
+        _lost(f"drop of {len(reader_ids)} caches", exc)
 
 
 class CachedInbox:
@@ -265,11 +310,14 @@ class CachedInbox:
     def __init__(self, reader_id: int, gen: int) -> None:
         self.reader_id = reader_id
         self.key, self.marker = _keys(reader_id, gen)
+        self.redis = None  # every read a miss
+        if held(gen):
+            return
         try:
             self.redis = client()
-        except ERRORS as exc:  # a cluster that cannot be reached: every read a miss
-            logger.warning("inbox cache unreachable: %s", exc)
-            self.redis = None
+        except ERRORS as exc:  # a cluster that cannot be reached
+            if cache_breaker.pause_of(exc) is None:  # else the breaker said so
+                logger.warning("inbox cache unreachable: %s", exc)
 
     def _read(self, script: str, args: list[str | int]) -> object:
         """One script call (one round trip); None on a miss or an error."""
@@ -282,7 +330,8 @@ class CachedInbox:
             except NoScriptError:
                 return fn(keys=[self.key], args=args)  # loads the script, then runs it
         except ERRORS as exc:
-            logger.warning("inbox cache read failed: %s", exc)
+            if cache_breaker.pause_of(exc) is None:  # else the breaker said so
+                logger.warning("inbox cache read failed: %s", exc)
             return None
 
     def older(self, before: str | None, limit: int) -> list[str] | None:
@@ -327,5 +376,6 @@ class CachedInbox:
             fill = _scripts(self.redis)["fill"]
             return bool(fill(keys=[self.key, self.marker], args=[token, ttl_seconds(), *keys]))
         except ERRORS as exc:
-            logger.warning("inbox cache fill failed: %s", exc)
+            if cache_breaker.pause_of(exc) is None:  # else the breaker said so
+                logger.warning("inbox cache fill failed: %s", exc)
             return False

@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from feed_project.http import answers_json
 from feed_project.pagination import Cursor
 from posts import ids
 from posts.forms import PostForm
@@ -53,6 +54,7 @@ def _welcome(request: HttpRequest) -> HttpResponse:
     return render(request, "timelines/welcome.html", context)
 
 
+@answers_json
 @require_safe
 def new_posts(request: HttpRequest) -> JsonResponse:
     """``{"count": N}``: about how many entries arrived above ``?after=``.

@@ -126,3 +126,35 @@ def test_a_frozen_cache_redis_does_not_hang_the_home_page(client, redis_server):
     assert response.status_code == 200
     assert re.findall(r'data-post-id="([0-9A-Za-z]+)"', response.content.decode()) == [post.pk]
     assert elapsed < ANSWER_SECONDS, f"the home page with the cache frozen took {elapsed:.2f}s"
+
+
+@pytest.mark.cache_outage
+@pytest.mark.django_db(transaction=True)
+def test_posting_with_one_frozen_redis_as_cache_and_broker_waits_once_for_each(
+    client, redis_server
+):
+    """The development shape (REDIS_URL alone): the publish waits out the broker's
+    timeout, the fan-out it runs in process waits once for the cache, and every
+    later cache call of the request is skipped (feed_project.cache_breaker)."""
+    now = timezone.now()
+    author = UserFactory(last_active_at=now)
+    readers = [UserFactory(last_active_at=now) for _ in range(3)]
+    with override_settings(FEED_FANOUT_CHUNK=1), cache_at(redis_server.url()):
+        for reader in readers:
+            follow(follower=reader, followee=author)
+            client.force_login(reader)
+            assert client.get("/").status_code == 200  # builds and caches the inbox
+        client.force_login(author)
+        with broker_at(redis_server.url()):
+            celery_app.send_task("feedtest.warm_up")
+            with redis_server.frozen_for_a_while():
+                started = time.monotonic()
+                response = client.post("/posts/new/", {"text": "one frozen Redis"})
+                elapsed = time.monotonic() - started
+
+    cache_wait = settings.CACHES["default"]["OPTIONS"]["SOCKET_TIMEOUT"]
+    assert response.status_code == 302
+    assert elapsed < settings.SERVICE_TIMEOUT_SECONDS + cache_wait + 0.7, f"{elapsed:.2f}s"
+    post = Post.objects.get(author=author)
+    delivered = InboxEntry.objects.filter(timeline_key=post.timeline_key)
+    assert set(delivered.values_list("reader_id", flat=True)) >= {r.pk for r in readers}

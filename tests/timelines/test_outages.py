@@ -13,6 +13,12 @@ needs resetting.
 The broker "down" is the Celery app's broker_url pointed at a closed port,
 with eager mode off, and the app's cached connection and producer pools
 dropped so that the next publish really tries that URL.
+
+Redis "frozen" is a redis-server of the test's own stopped with SIGSTOP
+(tests/private_redis.py): connections are accepted and nothing answers, so
+each call waits out the client's socket timeout unless the cache's breaker
+(feed_project.cache_breaker) skips it. The breaker's pause is shortened for
+these tests (``short_pause``) so that waiting it out costs a second, not five.
 """
 
 import copy
@@ -32,12 +38,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from accounts.models import User
 from accounts.services import refresh_last_active
+from feed_project import cache_breaker
 from feed_project.pagination import Cursor
 from posts.models import Post
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from tests.private_redis import broker_at
+from tests.private_redis import PrivateRedis, broker_at, private_redis
 from timelines import cache
 from timelines.cache import CachedInbox
 from timelines.feed import home_feed
@@ -49,6 +56,11 @@ from timelines.tasks import sweep_undelivered
 CLOSED_PORT = "redis://127.0.0.1:1/0"
 # Refused connections must cost a page milliseconds; this bound only catches a hang.
 FAST_SECONDS = 2.0
+# The cache client's socket timeout: what one call to a frozen Redis waits.
+ONE_WAIT = settings.CACHES["default"].get("OPTIONS", {}).get("SOCKET_TIMEOUT", 0.0)
+# A call skipped by the breaker waits for nothing: well under one wait.
+NO_WAIT = ONE_WAIT / 2
+PAUSE_SECONDS = 1.0
 
 
 @contextmanager
@@ -61,6 +73,47 @@ def redis_at_closed_port() -> Iterator[None]:
             get_redis_connection("default").ping()
         yield
     get_redis_connection("default").ping()  # back to the real Redis
+
+
+@contextmanager
+def cache_at(url: str) -> Iterator[None]:
+    """Point the cache, and the inbox caches that use its client, at ``url``."""
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["LOCATION"] = url
+    with override_settings(REDIS_URL=url, CACHES=caches):
+        yield
+
+
+@pytest.fixture
+def short_pause(monkeypatch):
+    """The breaker's pause, and the hold of a generation made in one, a second long."""
+    monkeypatch.setattr(cache_breaker, "PAUSE_SECONDS", PAUSE_SECONDS)
+    monkeypatch.setattr(cache_breaker, "CLOCK_SKEW_SECONDS", 0.1)
+
+
+@pytest.fixture
+def own_redis(short_pause) -> Iterator[PrivateRedis]:
+    """The site's cache on a redis-server of the test's own, which it may freeze."""
+    with private_redis() as server, cache_at(server.url()):
+        yield server
+
+
+def wait_out_the_pauses() -> None:
+    """Sleep until no pause of this process, and no hold of the generation, is left."""
+    until = max([pause.until for pause in cache_breaker._pauses.values()], default=0.0)
+    time.sleep(max(0.0, until - time.monotonic()))
+    time.sleep(max(0.0, cache.generation() / 1000 - time.time()))
+    assert not cache.held(cache.generation())
+
+
+def timed(read):
+    started = time.monotonic()
+    result = read()
+    return time.monotonic() - started, result
+
+
+def evalsha_calls(server: PrivateRedis) -> int:
+    return server.client().info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
 
 
 @pytest.fixture
@@ -173,7 +226,7 @@ def test_an_inbox_rebuilt_from_several_posts_holds_their_whole_keys(alice, bob, 
 
 @pytest.mark.django_db
 def test_a_cache_that_missed_a_write_during_an_outage_is_never_served_after_it(
-    alice, bob, publish, activate
+    alice, bob, publish, activate, short_pause
 ):
     CacheGeneration.objects.get_or_create(pk=1)
     activate(bob)
@@ -190,6 +243,9 @@ def test_a_cache_that_missed_a_write_during_an_outage_is_never_served_after_it(
     # The old cache is back with Redis, still without the second post ...
     assert CachedInbox(bob.pk, generation).older(None, 10) == [first]
     # ... and is not what bob reads.
+    assert feed_keys(bob) == [second, first] == reference_keys(bob)
+    assert CachedInbox(bob.pk, cache.generation()).older(None, 10) is None  # held a moment
+    wait_out_the_pauses()
     assert feed_keys(bob) == [second, first] == reference_keys(bob)
     assert CachedInbox(bob.pk, cache.generation()).older(None, 10) == [second, first]
 
@@ -272,3 +328,74 @@ def test_the_sweeper_redelivers_a_post_whose_fan_out_never_finished(
     assert not in_inbox(bob, recent.timeline_key)  # not two minutes old: left alone
     assert FanOut.objects.get(pk=recent.pk).finished_at is None
     assert sweep_undelivered() == 0
+
+
+@pytest.mark.cache_outage
+@pytest.mark.django_db
+def test_a_frozen_cache_costs_one_wait_then_none_and_is_read_again_once_it_answers(
+    alice, bob, publish, activate, own_redis
+):
+    activate(bob)
+    first = publish(alice, "first")
+    second = publish(alice, "second")
+    assert feed_keys(bob) == [second, first]  # fills bob's cache
+    reads = evalsha_calls(own_redis)
+
+    with own_redis.frozen_for_a_while():
+        waited, shown = timed(lambda: feed_keys(bob))
+        later = [timed(lambda: feed_keys(bob)) for _ in range(5)]
+
+    assert ONE_WAIT * 0.9 <= waited < ONE_WAIT + 0.5, f"the first read took {waited:.2f}s"
+    assert shown == [second, first] == reference_keys(bob)  # from PostgreSQL
+    assert all(elapsed < NO_WAIT for elapsed, _ in later), [f"{e:.2f}" for e, _ in later]
+    assert all(keys == [second, first] for _, keys in later)
+    # Thawed, but the pause is not over: the site does not ask the server yet.
+    assert feed_keys(bob) == [second, first]
+    assert evalsha_calls(own_redis) == reads + 1  # the frozen read only, answered late
+    wait_out_the_pauses()
+    assert feed_keys(bob) == [second, first] == reference_keys(bob)
+    assert evalsha_calls(own_redis) > reads + 1  # the cache is read again
+    assert cache.generation() <= time.time() * 1000  # no write was lost: nothing held
+
+
+@pytest.mark.cache_outage
+@pytest.mark.django_db
+def test_writes_skipped_in_a_pause_bump_the_generation_once_and_it_is_filled_after_it(
+    alice, bob, publish, activate, own_redis
+):
+    activate(bob)
+    first = publish(alice, "first")
+    assert feed_keys(bob) == [first]  # cached in this generation
+    before = cache.generation()
+
+    with own_redis.frozen_for_a_while():
+        waited, second = timed(lambda: publish(alice, "second"))  # its push waits, and fails
+        bumped = cache.generation()
+        skipped, third = timed(lambda: publish(alice, "third"))  # its push is skipped
+        assert cache.generation() == bumped > before  # one bump for the pause
+        assert feed_keys(bob) == [third, second, first] == reference_keys(bob)
+
+    assert waited < ONE_WAIT + 1.0 and skipped < NO_WAIT + 0.2, (waited, skipped)
+    assert cache.held(bumped)
+    # Another process, whose breaker is closed, meets a Redis that answers: it
+    # neither reads nor fills a cache of the held generation, so none can miss
+    # what this process still skips until its pause is over.
+    cache_breaker.forget_failures()
+    assert feed_keys(bob) == [third, second, first]
+    assert not own_redis.client().exists(cache.inbox_key(bob.pk, bumped))
+    assert CachedInbox(bob.pk, before).older(None, 10) == [first]  # stale, never read again
+
+    wait_out_the_pauses()
+    assert feed_keys(bob) == [third, second, first] == reference_keys(bob)
+    fourth = publish(alice, "fourth")  # pushed into the cache filled just now
+    assert CachedInbox(bob.pk, bumped).older(None, 10) == [fourth, third, second, first]
+    assert feed_keys(bob) == [fourth, third, second, first] == reference_keys(bob)
+
+
+@pytest.mark.embedded
+def test_a_generation_is_held_at_most_a_pause_and_the_clocks_disagreement_ahead():
+    now_ms = time.time() * 1000
+    assert cache.held(int(now_ms + 2000))  # made in a pause that ends in 2 s
+    assert not cache.held(int(now_ms - 10))  # that pause is over
+    assert not cache.held(7)  # a generation bumped the ordinary way
+    assert not cache.held(int(now_ms + 3_600_000))  # a clock an hour ahead: not believed
