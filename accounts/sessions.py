@@ -65,9 +65,15 @@ def touch(request: HttpRequest) -> None:
     fields = {**_describe(request), "last_seen_at": timezone.now()}
     user_id = request.user.pk
     if not UserSession.objects.filter(user_id=user_id, session_key=key).update(**fields):
-        # A session from before sessions were recorded.
-        UserSession.objects.create(
-            user_id=user_id, session_key=key, created_at=fields["last_seen_at"], **fields
+        # A session from before sessions were recorded. Two first requests of it may
+        # come at once: the second finds the row the first wrote.
+        UserSession.objects.bulk_create(
+            [
+                UserSession(
+                    user_id=user_id, session_key=key, created_at=fields["last_seen_at"], **fields
+                )
+            ],
+            ignore_conflicts=True,
         )
     request.session[SEEN_SESSION_KEY] = now
 

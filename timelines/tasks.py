@@ -62,9 +62,16 @@ class OutboxTask(FeedTask):
     """A task recorded in the outbox: its row goes once it has run without error."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        claim = outbox.Claim(self, args)
-        result = super().__call__(*args, **kwargs)
-        claim.finish()
+        # The claim's own queries are outside ``run``, which autoretry wraps: their
+        # database errors are retried the same way, not left to the sweep.
+        try:
+            claim = outbox.Claim(self, args)
+            result = super().__call__(*args, **kwargs)
+            claim.finish()
+        except DatabaseError as exc:
+            if self.request.called_directly or self.request.is_eager:
+                raise
+            raise self.retry(exc=exc) from exc
         return result
 
 
