@@ -23,10 +23,8 @@ is the Redis adapter beneath.
   docstring of ``timelines.cache`` says why that order is safe).
 """
 
-import random
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -40,8 +38,7 @@ from relations.selectors import followee_ids, is_following
 from relations.visibility import is_muted
 from timelines import cache, pull, rebuild
 from timelines.cache import CachedInbox
-from timelines.models import InboxEntry, InboxState, PendingTask, PullAuthor
-from timelines.reference import pull_reference_keys
+from timelines.models import InboxEntry, InboxState, PullAuthor
 
 
 def active_since(now: datetime | None = None) -> datetime:
@@ -329,12 +326,8 @@ def _raise_floors(floors: list[tuple[int, str]]) -> None:
 
 def _cap_floor(reader_id: int) -> str | None:
     """The reader's cap-th newest entry, if the inbox holds that many."""
-    keys = (
-        InboxEntry.objects.filter(reader_id=reader_id)
-        .order_by("-timeline_key")
-        .values_list("timeline_key", flat=True)
-    )
-    return keys[cap() - 1 : cap()].first()
+    entries = InboxEntry.objects.filter(reader_id=reader_id).order_by("-timeline_key")
+    return entries.values_list("timeline_key", flat=True)[cap() - 1 : cap()].first()
 
 
 def _cut(reader_id: int, *, below: str | None) -> None:
@@ -405,76 +398,3 @@ def sweep_batch(after: int, size: int) -> int | None:
         release(sorted(gone))
     trim([reader for reader in batch if reader not in gone])
     return batch[-1] if len(batch) == size else None
-
-
-# --- the self-check ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Verified:
-    """What checking one inbox against the pull model found (and repaired)."""
-
-    reader_id: int
-    missing: int  # posts the table vouched for and lacked: written
-    cache_missing: int  # posts the cache vouched for and lacked: the cache dropped
-
-    @property
-    def differed(self) -> bool:
-        return bool(self.missing or self.cache_missing)
-
-
-def verify(reader_id: int) -> Verified | None:
-    """Hold the reader's inbox, table and cache, to the pull model, and repair it: every
-    post of the feed that the inbox vouches for (at or above its floor and its oldest
-    entry there) must be in it. None when there is nothing to hold it to now: the
-    inbox is not kept, or a change of the reader's follows is still on its way.
-
-    Posts younger than twice FEED_SWEEP_AFTER_SECONDS are left out, since their
-    delivery may still be on its way. A missing post is written to the table, and
-    the cache, if it missed any, is dropped (the next page refills it from the
-    table). Entries the reader should no longer have (an author unfollowed) are
-    left alone: the read drops them, and the trim deletes them in time.
-    """
-    floor = InboxState.objects.filter(reader_id=reader_id).values_list("floor", flat=True).first()
-    if floor is None or PendingTask.objects.filter(owner=reader_id).exists():
-        return None
-    settled = timezone.now() - timedelta(seconds=2 * settings.FEED_SWEEP_AFTER_SECONDS)
-    below = ids.encode_number(ids.time_of(settled), ids.TIME_WIDTH).ljust(ids.KEY_LENGTH, "0")
-    pulled = set(PullAuthor.objects.values_list("author_id", flat=True))
-
-    def lacking(stored: list[str]) -> list[str]:
-        vouched = [key for key in stored if key >= floor]
-        if not vouched:
-            return []
-        feed = pull_reference_keys(
-            reader_id=reader_id, cursor=Cursor(before=below, after=min(vouched)), limit=10**9
-        )
-        kept = set(vouched)
-        return [
-            key for key in feed if key not in kept and ids.author_of_timeline_key(key) not in pulled
-        ]
-
-    table = list(
-        InboxEntry.objects.filter(reader_id=reader_id).values_list("timeline_key", flat=True)
-    )
-    missing = lacking(table)
-    _insert(reader_id, [(key, ids.author_of_timeline_key(key)) for key in missing])
-    cached = CachedInbox(reader_id, cache.generation()).older(None, cap() + 1)
-    cache_missing = [] if cached is None else lacking(cached)
-    if missing or cache_missing:
-        cache.drop(reader_id)
-    return Verified(reader_id, missing=len(missing), cache_missing=len(cache_missing))
-
-
-def sample(size: int) -> list[int]:
-    """About ``size`` kept inboxes, the next ones from a random reader id on: one range
-    of the state rows' primary key, however many readers there are."""
-    highest = InboxState.objects.order_by("-reader_id").values_list("reader_id", flat=True).first()
-    if highest is None:
-        return []
-    start = random.randint(0, highest)
-    readers = InboxState.objects.order_by("reader_id").values_list("reader_id", flat=True)
-    found = list(readers.filter(reader_id__gte=start)[:size])
-    if len(found) < size:  # wrapped around the top
-        found += readers.filter(reader_id__lt=start)[: size - len(found)]
-    return found

@@ -29,7 +29,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from feed_project.celery import FailFastTask
-from timelines import fanout, inbox, outbox
+from timelines import fanout, inbox, outbox, verification
 from timelines.fanout import Chunk
 from timelines.inbox import Inbox
 from timelines.outbox import enqueue
@@ -169,8 +169,8 @@ def verify_inboxes(size: int | None = None) -> int:
     production rather than left in readers' feeds. Returns how many differed."""
     results = [
         result
-        for reader_id in inbox.sample(size or settings.FEED_VERIFY_SAMPLE)
-        if (result := inbox.verify(reader_id)) is not None
+        for reader_id in verification.sample(size or settings.FEED_VERIFY_SAMPLE)
+        if (result := verification.verify(reader_id)) is not None
     ]
     differed = [result for result in results if result.differed]
     summary = {

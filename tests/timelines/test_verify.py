@@ -13,7 +13,7 @@ from feed_project.pagination import Cursor
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from timelines import cache, inbox, outbox
+from timelines import cache, outbox, verification
 from timelines.feed import home_feed
 from timelines.inbox import Inbox
 from timelines.models import InboxEntry, PendingTask
@@ -54,7 +54,9 @@ def cached(reader_id: int) -> list[str] | None:
 def test_a_sound_inbox_is_checked_and_left_as_it_is(reader_of_five):
     reader, keys = reader_of_five
 
-    assert inbox.verify(reader.pk) == inbox.Verified(reader.pk, missing=0, cache_missing=0)
+    assert verification.verify(reader.pk) == verification.Verified(
+        reader.pk, missing=0, cache_missing=0
+    )
     assert table(reader.pk) == keys
     assert cached(reader.pk) == keys  # not dropped
 
@@ -87,7 +89,9 @@ def test_a_cache_that_lost_an_entry_is_dropped_and_refilled(reader_of_five):
     redis.lrem(cache.inbox_key(reader.pk, cache.generation()), 1, keys[2])
     assert keys[2] not in feed(reader)
 
-    assert inbox.verify(reader.pk) == inbox.Verified(reader.pk, missing=0, cache_missing=1)
+    assert verification.verify(reader.pk) == verification.Verified(
+        reader.pk, missing=0, cache_missing=1
+    )
 
     assert cached(reader.pk) is None
     assert feed(reader) == keys
@@ -102,7 +106,7 @@ def test_a_reader_whose_follow_is_on_its_way_is_not_judged(reader_of_five):
         owner=call.owner, task=call.task, args=call.encoded_args, changed_at=timezone.now()
     )
 
-    assert inbox.verify(reader.pk) is None
+    assert verification.verify(reader.pk) is None
     assert keys[2] not in table(reader.pk)
 
 

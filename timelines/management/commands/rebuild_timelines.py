@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from accounts import claims
 from accounts.models import User
-from timelines import inbox, outbox, tasks
+from timelines import outbox, tasks, verification
 from timelines.inbox import Inbox, active_since
 from timelines.models import InboxState
 
@@ -86,13 +86,13 @@ class Command(BaseCommand):
 
     def _verify(self, options: dict[str, Any]) -> None:
         ids = (
-            inbox.sample(options["sample"])
+            verification.sample(options["sample"])
             if options["sample"] is not None
             else list(self._readers(options).values_list("pk", flat=True))
         )
         checked = differed = missing = cache_missing = 0
         for user_id in ids:
-            result = inbox.verify(user_id)
+            result = verification.verify(user_id)
             if result is None:
                 continue
             checked += 1
@@ -115,7 +115,7 @@ class Command(BaseCommand):
 
     def _readers(self, options: dict[str, Any]) -> QuerySet[User]:
         if options["sample"] is not None:
-            return User.objects.filter(pk__in=inbox.sample(options["sample"])).order_by("pk")
+            return User.objects.filter(pk__in=verification.sample(options["sample"])).order_by("pk")
         if options["user"]:
             wanted = {name.lower() for name in options["user"]}
             found = claims.user_ids_named(wanted)
