@@ -9,15 +9,17 @@ small inbox cap. ``bench.soak.clients`` signs up N clients that post, read
 their home page and its next page, follow and unfollow each other, like,
 repost and delete their own posts until the time is up. Meanwhile the eight
 faults of ``FAULTS`` come one by one, spread evenly over the run, each with
-its window (start, and end as its service is back).
+its window (start, and end as its service is back); the kills that lose or
+hand out messages again wait for a fan-out chunk to hit (``Services.aim``).
 
 Then ``bench.soak.check`` waits for the site to drain by itself (no pending
 task, no unfinished fan-out, nothing in the broker) and checks, on the run's
 own database: every accepted post is there; every client's whole home feed,
-walked over HTTP as the client, equals ``timelines.reference.pull_reference_keys``;
-5xx outside PostgreSQL faults, and inside them 503s against 500s; the
-slowest request outside PostgreSQL faults; for each fault the delivery lag of
-the posts made right after it. ``bench.soak.report`` has the targets.
+walked over HTTP as the client (as cached, then from an empty cache), equals
+``timelines.reference.pull_reference_keys``; 5xx outside PostgreSQL faults,
+and inside them 503s against 500s; the slowest request outside PostgreSQL
+faults; for each fault the delivery lag of the posts made right after it.
+``bench.soak.report`` has the targets.
 """
 
 import shutil
@@ -132,6 +134,9 @@ def run(spec: SoakSpec, *, log: Log) -> Report:
         log(f"{spec.clients} clients for {spec.seconds:g} s (run {soak.tag})")
         soak.traffic()
         soak.settle_and_check()
+    except BaseException:
+        log(f"logs kept in {logs}")
+        raise
     finally:
         services.stop()
     if soak.report.missed():
