@@ -13,6 +13,7 @@ cache suite on a cluster)::
     python -m tests.private_redis cluster -- pytest tests/timelines/...
 """
 
+import copy
 import os
 import shutil
 import signal
@@ -28,6 +29,8 @@ from pathlib import Path
 import kombu.pools
 import pytest
 import redis
+from django.conf import settings
+from django.test import override_settings
 from redis.cluster import RedisCluster
 
 from bench.processes import free_port
@@ -238,6 +241,15 @@ def drop_publisher_pools() -> None:
     amqp = celery_app.__dict__.get("amqp")
     if amqp is not None:
         amqp._producer_pool = None
+
+
+@contextmanager
+def cache_at(url: str) -> Iterator[None]:
+    """Point the cache, and the inbox caches that use its client, at ``url``."""
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["LOCATION"] = url
+    with override_settings(REDIS_URL=url, CACHES=caches):
+        yield
 
 
 @contextmanager

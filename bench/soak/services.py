@@ -21,29 +21,12 @@ from pathlib import Path
 import redis
 from django.conf import settings
 
-from bench.processes import free_port
+from bench.processes import SOON_REDELIVERED, WORKER_BOOTSTRAP, free_port
 from bench.soak.postgres import Postgres
 from bench.soak.spec import Log, SoakSpec
 
 START_SECONDS = 120  # a loaded machine takes tens of seconds to start a worker
 
-# The worker is started through this so that the broker's transport options
-# can say how soon a dead worker's unacknowledged tasks come back (the
-# settings read only the visibility timeout): checked every second, and a
-# restore lock left by a killed worker expires in 5 s, not kombu's 5 minutes.
-WORKER_BOOTSTRAP = """
-import json, os, sys
-from feed_project.celery import app
-app.conf.broker_transport_options = {
-    **app.conf.broker_transport_options, **json.loads(os.environ["SOAK_TRANSPORT_OPTIONS"]),
-}
-sys.exit(app.worker_main(["worker", *sys.argv[1:]]))
-"""
-TRANSPORT_OPTIONS = {
-    "unacked_restore_interval": 1,
-    "unacked_restore_throttle": 1,
-    "unacked_mutex_expire": 5,
-}
 
 
 # The kills aimed at work in flight (``Services.aim``): the broker's messages
@@ -161,7 +144,7 @@ class Services:
             "SECRET_KEY": settings.SECRET_KEY,
             "DEBUG": "0",
             "ALLOWED_HOSTS": "127.0.0.1",
-            "SOAK_TRANSPORT_OPTIONS": json.dumps(TRANSPORT_OPTIONS),
+            "WORKER_TRANSPORT_OPTIONS": json.dumps(SOON_REDELIVERED),
             "PYTHONUNBUFFERED": "1",
         }
 

@@ -8,12 +8,10 @@ ones the settings give (SERVICE_TIMEOUT_SECONDS): only the broker's URL, or
 the cache's, is pointed at the private server.
 """
 
-import copy
 import logging
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 from django.conf import settings
@@ -26,21 +24,12 @@ from posts.models import Post
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from tests.private_redis import PrivateRedis, broker_at, private_redis
+from tests.private_redis import PrivateRedis, broker_at, cache_at, private_redis
 from timelines.models import FanOut, InboxEntry
 from timelines.tasks import fan_out_post
 
 # The issue's acceptance: with the broker frozen each request answers in under 3 s.
 ANSWER_SECONDS = 3.0
-
-
-@contextmanager
-def cache_at(url: str) -> Iterator[None]:
-    """Point the cache, and the inbox caches that use its client, at ``url``."""
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["LOCATION"] = url
-    with override_settings(REDIS_URL=url, CACHES=caches):
-        yield
 
 
 @pytest.fixture

@@ -9,34 +9,21 @@ lacks the post although its push succeeded; the home page must show it
 (timelines.cache: every cache is stamped with the incarnation of its server).
 """
 
-import copy
 import re
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
-from django.conf import settings
-from django.test import override_settings
 from django.utils import timezone
 
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from tests.private_redis import PrivateRedis, private_redis
+from tests.private_redis import PrivateRedis, cache_at, private_redis
 from timelines import cache
 from timelines.cache import CachedInbox
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@contextmanager
-def cache_at(url: str) -> Iterator[None]:
-    """Point the cache, and the inbox caches that use its client, at ``url``."""
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["LOCATION"] = url
-    with override_settings(REDIS_URL=url, CACHES=caches):
-        yield
 
 
 @pytest.fixture

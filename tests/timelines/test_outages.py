@@ -44,7 +44,7 @@ from posts.models import Post
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from tests.private_redis import PrivateRedis, broker_at, private_redis
+from tests.private_redis import PrivateRedis, broker_at, cache_at, private_redis
 from timelines import cache
 from timelines.cache import CachedInbox
 from timelines.feed import home_feed
@@ -73,15 +73,6 @@ def redis_at_closed_port() -> Iterator[None]:
             get_redis_connection("default").ping()
         yield
     get_redis_connection("default").ping()  # back to the real Redis
-
-
-@contextmanager
-def cache_at(url: str) -> Iterator[None]:
-    """Point the cache, and the inbox caches that use its client, at ``url``."""
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["LOCATION"] = url
-    with override_settings(REDIS_URL=url, CACHES=caches):
-        yield
 
 
 @pytest.fixture

@@ -38,6 +38,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from accounts.models import User
+from bench.processes import SOON_REDELIVERED, WORKER_BOOTSTRAP
 from feed_project import sharding
 from feed_project.pagination import Cursor
 from posts.models import Post
@@ -59,24 +60,6 @@ PYTHON = BASE_DIR / ".venv" / "bin" / "python"
 if not PYTHON.exists():
     PYTHON = Path(sys.executable)
 
-# Run the plain ``celery worker`` command line, optionally with short redelivery
-# times: a message unacknowledged for ``visibility_timeout`` seconds is put back
-# by the next sweep (every second, every sweep scanning); a restore lock left
-# by a killed worker expires in 5 s.
-WORKER_BOOTSTRAP = """
-import json, os, sys
-from feed_project.celery import app
-app.conf.broker_transport_options = {
-    **app.conf.broker_transport_options,
-    **json.loads(os.environ["TEST_BROKER_TRANSPORT_OPTIONS"]),
-}
-sys.exit(app.worker_main(["worker", *sys.argv[1:]]))
-"""
-TRANSPORT_OPTIONS = {
-    "unacked_restore_interval": 1,
-    "unacked_restore_throttle": 1,
-    "unacked_mutex_expire": 5,
-}
 READY_SECONDS = 30
 DRAIN_SECONDS = 45
 
@@ -150,7 +133,7 @@ class RealQueue:
         ``redeliver_after``: the broker's visibility timeout in seconds for
         this worker (kombu's default, an hour, when None).
         """
-        options = TRANSPORT_OPTIONS | {"visibility_timeout": redeliver_after}
+        options = SOON_REDELIVERED | {"visibility_timeout": redeliver_after}
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "feed_project.settings",
@@ -158,7 +141,7 @@ class RealQueue:
             "REDIS_URL": settings.REDIS_URL,
             "CELERY_BROKER_URL": self.broker_url,
             "CELERY_TASK_ALWAYS_EAGER": "0",
-            "TEST_BROKER_TRANSPORT_OPTIONS": json.dumps(options if redeliver_after else {}),
+            "WORKER_TRANSPORT_OPTIONS": json.dumps(options if redeliver_after else {}),
             "PYTHONUNBUFFERED": "1",
             **environment,
         }
