@@ -59,12 +59,12 @@ def cap() -> int:
 class Inbox:
     """One reader's inbox: reads from the cache when it has it, else the table."""
 
-    def __init__(
-        self, reader_id: int, generation: int | None = None, floor: str = ids.LOWEST_KEY
-    ) -> None:
+    def __init__(self, reader_id: int, generation: int | None = None) -> None:
         self.reader_id = reader_id
         self._generation = generation
-        self.floor = floor  # the state row's (``InboxState.floor``): entries below are ignored
+        # Entries below it are ignored: ``InboxState.floor``, once the state is read
+        # (``timelines.opening.opened_from``).
+        self.floor = ids.LOWEST_KEY
         self._rows: list[str] | None = None  # the table's keys, newest first, once read
         self._cached: dict[tuple[str | None, int], list[str] | None] = {}  # cache reads
 
