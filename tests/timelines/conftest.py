@@ -1,8 +1,22 @@
 """Fixtures the state machines of the feed share (``test_feed_invariant``, ``test_feed_faults``)."""
 
 import pytest
+from hypothesis import HealthCheck, Phase, settings
 
 from timelines import pull
+
+
+def machine_settings(*, examples: int, steps: int) -> settings:
+    """Hypothesis's settings for a feed state machine: no deadline (a step runs real
+    services), and no "explain" phase: on Python < 3.12 it traces every line of a
+    failing example's replays, minutes for this machine."""
+    return settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
 
 
 @pytest.fixture

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test import override_settings
-from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
 from feed_project.celery import app as celery_app
 from tests.private_redis import broker_at
+from tests.timelines.conftest import machine_settings
 from tests.timelines.test_feed_invariant import FeedMachine
 from timelines import fanout, held, opening
 from timelines.models import FanOut, PendingTask
@@ -198,13 +198,7 @@ def test_home_feed_equals_pull_model_after_any_history_of_faults(feed_limits):
     with broker_at(BROKER):
         run_state_machine_as_test(
             FaultyFeedMachine,
-            settings=settings(
-                max_examples=60,
-                stateful_step_count=30,
-                deadline=None,
-                phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-            ),
+            settings=machine_settings(examples=60, steps=30),
         )
 
 

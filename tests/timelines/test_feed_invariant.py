@@ -17,7 +17,6 @@ from django.core.cache import cache as django_cache
 from django.db import connection, transaction
 from django.test import override_settings
 from django.utils import timezone
-from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -50,6 +49,7 @@ from relations.services import (
     unfollow,
     unmute,
 )
+from tests.timelines.conftest import machine_settings
 from tests.timelines.shared_posts import state
 from timelines import cache, inbox
 from timelines.cache import SENTINEL
@@ -618,18 +618,10 @@ def test_home_feed_equals_pull_model_after_any_history(feed_limits, routed, held
     feed_limits.FEED_HELD_POSTS = held
     run_state_machine_as_test(
         FeedMachine,
-        settings=settings(
-            # Each example starts from a world of followers, kept inboxes and posts
-            # at every level (``world``), so a few steps go far: with this budget,
-            # bugs planted in every delivery path (fan-out, push SQL, entries SQL
-            # and its routed form, muted words) failed within the first 7
-            # examples; it keeps the test under two minutes on a loaded machine.
-            max_examples=20,
-            stateful_step_count=12,
-            deadline=None,
-            # No "explain" phase: on Python < 3.12 it traces every line of a
-            # failing example's replays, minutes for this machine.
-            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-        ),
+        # Each example starts from a world of followers, kept inboxes and posts at
+        # every level (``world``), so a few steps go far: with this budget, bugs
+        # planted in every delivery path (fan-out, push SQL, entries SQL and its
+        # routed form, muted words) failed within the first 7 examples; it keeps
+        # the test under two minutes on a loaded machine.
+        settings=machine_settings(examples=20, steps=12),
     )
