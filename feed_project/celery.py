@@ -9,6 +9,8 @@ from celery import Celery, Task
 from celery.signals import task_postrun, task_prerun
 from kombu.exceptions import OperationalError
 
+from feed_project.broker import use_redis_transport
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "feed_project.settings")
 
 # After a publish fails, publishing in this process gives up at once for this
@@ -53,6 +55,7 @@ def forget_broker_failures() -> None:
     _failing_until.clear()
 
 
+use_redis_transport()
 app = Celery("feed_project", task_cls=FailFastTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 if not app.conf.broker_url:

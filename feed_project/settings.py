@@ -245,6 +245,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # (on, above) so a connection the server dropped is replaced, never used.
 CELERY_DB_REUSE_MAX = 1000
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker reconnects within a second of the broker's return (feed_project.broker).
+CELERY_WORKER_CONSUMER = "feed_project.broker:Consumer"
 # Written to disk by RabbitMQ (delivery_mode 2) in durable queues (Celery's
 # default queue is durable): a broker restart keeps queued tasks.
 CELERY_TASK_DEFAULT_DELIVERY_MODE = "persistent"

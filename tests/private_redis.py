@@ -68,10 +68,11 @@ class PrivateRedis:
         self.process.kill()
         self.process.wait(timeout=10)
 
-    def restart(self) -> None:
-        """Stop without saving and start again on the same port and directory
-        (loading its ``dump.rdb`` there, if any)."""
+    def restart(self, *, down_for: float = 0) -> None:
+        """Stop without saving and start again, ``down_for`` seconds later, on the same
+        port and directory (loading its ``dump.rdb`` there, if any)."""
         self.stop()
+        time.sleep(down_for)
         self.process = _start(self.port, self.directory)
 
     def url(self, db: int = 0) -> str:

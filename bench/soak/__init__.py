@@ -62,6 +62,17 @@ class Run:
         self._lock = threading.Lock()
         self.clients: list[Client] = []
         self.ended_wall = 0.0
+        self._down: set[str] = set()
+
+    def look_for_exits(self, when: str) -> None:
+        """Report each service found no longer running (a process died by itself, or a
+        fault did not bring its service back), once until it runs again: a worker
+        that died is found before the next fault, even if that fault replaces it."""
+        down = set(self.services.exited())
+        for name in sorted(down - self._down):
+            self.log(f"  {self.at()}: {name} is not running")
+            self.report.exited.append(f"{name} ({when})")
+        self._down = down
 
     def record(self, request: Request) -> None:
         with self._lock:
@@ -75,6 +86,7 @@ class Run:
         return f"{time.monotonic() - self.report.started:6.1f} s"
 
     def fault(self, name: str, kind: str) -> None:
+        self.look_for_exits(f"found before {name}")
         held = self.services.aim(name)
         self.log(f"  {self.at()}: fault {name}" + ("" if held is None else f" ({held} held)"))
         fault = Fault(name, kind, time.monotonic(), time.time(), held=held)
@@ -120,7 +132,7 @@ class Run:
             check.check_lags(report, self.ended_wall)
         report.trims = check.count_trims(self.services)
         report.repaired = check.count_repairs(self.services)
-        report.exited = self.services.exited()
+        self.look_for_exits("found at the end")
 
 
 def run(spec: SoakSpec, *, log: Log) -> Report:

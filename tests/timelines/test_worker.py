@@ -127,13 +127,16 @@ class RealQueue:
     def broker(self) -> redis.Redis:
         return redis.Redis.from_url(self.broker_url)
 
-    def start_worker(self, *, redeliver_after: int | None = None, **environment: str) -> Worker:
-        """Start ``celery worker`` and wait until it says it is ready.
+    def start_worker(
+        self, *options: str, redeliver_after: int | None = None, **environment: str
+    ) -> Worker:
+        """Start ``celery worker`` (with ``options`` on its command line) and wait until
+        it says it is ready.
 
         ``redeliver_after``: the broker's visibility timeout in seconds for
         this worker (kombu's default, an hour, when None).
         """
-        options = SOON_REDELIVERED | {"visibility_timeout": redeliver_after}
+        transport = SOON_REDELIVERED | {"visibility_timeout": redeliver_after}
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "feed_project.settings",
@@ -141,7 +144,7 @@ class RealQueue:
             "REDIS_URL": settings.REDIS_URL,
             "CELERY_BROKER_URL": self.broker_url,
             "CELERY_TASK_ALWAYS_EAGER": "0",
-            "WORKER_TRANSPORT_OPTIONS": json.dumps(options if redeliver_after else {}),
+            "WORKER_TRANSPORT_OPTIONS": json.dumps(transport if redeliver_after else {}),
             "PYTHONUNBUFFERED": "1",
             **environment,
         }
@@ -163,6 +166,7 @@ class RealQueue:
                     "--without-gossip",
                     "--without-mingle",
                     "--without-heartbeat",
+                    *options,
                 ],
                 cwd=BASE_DIR,
                 env=env,
