@@ -1,7 +1,6 @@
 """Pages of a post's content: tag pages, trending tags, editing and history."""
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
@@ -12,8 +11,6 @@ from feed_project.ratelimits import retry_after, too_many_requests
 from posts import edits, ids, selectors, tags
 from posts.forms import EditForm
 from posts.media import media_by_post
-from posts.models import Post
-from posts.visibility import may_see
 
 
 def _viewer_id(request: HttpRequest) -> int | None:
@@ -40,22 +37,12 @@ def trending_page(request: HttpRequest) -> HttpResponse:
     return render(request, "posts/trending.html", {"trending": tags.trending()})
 
 
-def _own_post_or_error(request: HttpRequest, post_id: str) -> Post:
-    """The signed-in author's live post; 404 when it is not there for them, 403 when not theirs."""
-    post = selectors.get_visible_post(post_id)
-    if post is None or not may_see(_viewer_id(request), post):
-        raise Http404("No such post.")
-    if not edits.may_edit(user_id=_viewer_id(request), post=post):
-        raise PermissionDenied("Only the author can edit a post, and a repost has nothing to edit.")
-    return post
-
-
 @require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 @verified_email_required
 def edit(request: HttpRequest, post_id: str) -> HttpResponse:
     """``/posts/<id>/edit/``: the author changes what posts.edits.EDITABLE_FIELDS names."""
-    post = _own_post_or_error(request, post_id)
+    post = edits.editable_post(user_id=_viewer_id(request), post_id=post_id)
     # An edit notifies everyone who replied, liked or reposted: limited as posting is.
     wait = retry_after(request, "post") if request.method == "POST" else None
     if wait is not None:
@@ -77,7 +64,5 @@ def edit(request: HttpRequest, post_id: str) -> HttpResponse:
 @require_safe
 def history(request: HttpRequest, post_id: str) -> HttpResponse:
     """``/posts/<id>/history/``: every version of a post, newest first."""
-    post = selectors.get_visible_post(post_id)
-    if post is None or post.repost_of_id or not may_see(_viewer_id(request), post):
-        raise Http404("No such post.")
+    post = edits.post_with_history(viewer_id=_viewer_id(request), post_id=post_id)
     return render(request, "posts/history.html", {"post": post, "versions": edits.history(post)})

@@ -21,11 +21,12 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from posts import tags
+from feed_project.refusals import Forbidden, NotFound
+from posts import selectors, tags
 from posts.mentions import existing_mentions
 from posts.models import Post, PostEdit, PostMedia
 from posts.signals import post_edited
-from posts.visibility import is_live
+from posts.visibility import is_live, may_see
 
 EDITABLE_FIELDS: tuple[str, ...] = ("text", "spoiler_text")
 
@@ -38,6 +39,24 @@ def may_edit(*, user_id: int | None, post: Post) -> bool:
         and not post.repost_of_id
         and is_live(post)
     )
+
+
+def editable_post(*, user_id: int | None, post_id: str) -> Post:
+    """The post ``user_id`` may edit: NotFound when it is not there for them (gone,
+    hidden, not for them), Forbidden when it is someone else's or a repost (``may_edit``)."""
+    post = selectors.visible_post(viewer_id=user_id, post_id=post_id)
+    if not may_edit(user_id=user_id, post=post):
+        raise Forbidden("Only the author can edit a post, and a repost has nothing to edit.")
+    return post
+
+
+def post_with_history(*, viewer_id: int | None, post_id: str) -> Post:
+    """The post whose versions the viewer may read: a live post they may see, not a
+    repost (it has no words of its own to have changed); else NotFound."""
+    post = selectors.live_post(post_id)
+    if post.repost_of_id or not may_see(viewer_id, post):
+        raise NotFound(selectors.NO_SUCH_POST)
+    return post
 
 
 def _write_alt_texts(post: Post, alt_texts: Sequence[str]) -> bool:

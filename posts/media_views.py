@@ -20,34 +20,20 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpRe
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_safe
 
-from posts import media, selectors
-from posts.models import Post
+from posts import media
 from posts.moderation import services as moderation
-from posts.visibility import may_see
 
 # Browsers may keep an image this long: hiding a post takes it off pages at
 # once, and off a browser's cache after this.
 MAX_AGE_SECONDS = 600
 
 
-def _post_or_404(request: HttpRequest, post_id: str) -> Post:
-    """The post, if this reader may see it (a moderator: hidden ones too), else 404."""
-    if moderation.is_moderator(request.user):
-        post = moderation.post_for_moderator(post_id)
-        if post is not None:
-            return post
-    post = selectors.get_visible_post(post_id)
-    viewer_id = request.user.pk if request.user.is_authenticated else None
-    if post is None or not may_see(viewer_id, post):
-        raise Http404("No such image.")
-    return post
-
-
 @require_safe
 def media_file(
     request: HttpRequest, post_id: str, position: int, thumbnail: bool = False
 ) -> HttpResponse:
-    post = _post_or_404(request, post_id)
+    # The post, if this reader may see it (a moderator: hidden ones too), else 404.
+    post = moderation.post_to_open(user=request.user, post_id=post_id, missing="No such image.")
     item = media.find(post, position)
     if item is None:
         raise Http404("No such image.")

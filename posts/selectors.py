@@ -8,16 +8,55 @@ from django.utils import timezone
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_sql, make_page
+from feed_project.refusals import NotFound
 from posts import ids, quotes
 from posts import sql as post_sql
 from posts.media import media_by_post
 from posts.models import Like, Post
-from posts.visibility import sql_readable
+from posts.visibility import may_see, sql_readable
 from relations.visibility import blocked_among, sql_muted_words_of
+
+NO_SUCH_POST = "No such post."
 
 
 def get_visible_post(post_id: str) -> Post | None:
     return Post.objects.visible().select_related("author").with_id(post_id).first()
+
+
+def live_post(post_id: str, *, missing: str = NO_SUCH_POST) -> Post:
+    """The live post of this id, whoever asks; NotFound(``missing``) when it is gone,
+    hidden or no post id (a rule that needs the post first, as its author's, builds on it)."""
+    post = get_visible_post(post_id)
+    if post is None:
+        raise NotFound(missing)
+    return post
+
+
+def visible_post(*, viewer_id: int | None, post_id: str, missing: str = NO_SUCH_POST) -> Post:
+    """The live post of this id, if the viewer may see it (its level, blocks either way).
+
+    Refuses with NotFound(``missing``) otherwise: a post you may not see is, as
+    far as you know, one that does not exist.
+    """
+    post = live_post(post_id, missing=missing)
+    if not may_see(viewer_id, post):
+        raise NotFound(missing)
+    return post
+
+
+def original_to_act_on(*, viewer_id: int | None, post_id: str, missing: str = NO_SUCH_POST) -> Post:
+    """What a like, a repost, a reply or a quote of ``post_id`` acts on: the live post,
+    a repost's original in its place, that the viewer may see; else NotFound(``missing``).
+
+    Only the original is asked ``may_see``: a repost shows nothing of its own,
+    and the one probe fewer keeps an action's queries as they were.
+    """
+    post = live_post(post_id, missing=missing)
+    if post.repost_of_id:
+        post = live_post(post.repost_of_id, missing=missing)
+    if not may_see(viewer_id, post):
+        raise NotFound(missing)
+    return post
 
 
 # An author's live posts the viewer may read, one page: a range of the primary key

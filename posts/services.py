@@ -6,7 +6,8 @@ from django.utils import timezone
 
 from accounts import claims
 from accounts.models import User
-from posts import ids, tags, tasks
+from feed_project.refusals import Forbidden
+from posts import ids, selectors, tags, tasks
 from posts import media as post_media
 from posts.mentions import existing_mentions, mentioned_usernames
 from posts.models import STRICTNESS, Like, Post, PostTag, Visibility
@@ -60,7 +61,7 @@ def create_post(
     ``visibility``: a reply takes its parent's level when that is stricter. A
     direct post addresses the people it mentions and, for a reply to a direct
     post, the parent's author and readers (a conversation). The caller checks
-    that ``quote_of`` may be shared (``Post.may_be_shared``).
+    that ``quote_of`` may be shared and seen (``quotable``, ``shareable``).
 
     ``media``: checked images (``posts.media.prepare_all``), whose files are
     written first and deleted again if the post's transaction fails.
@@ -115,18 +116,41 @@ def original_of(post: Post) -> Post:
     return post.repost_of if post.repost_of_id else post
 
 
-class NotShareable(ValueError):
-    """Only public and unlisted posts may be reposted (``Post.may_be_shared``)."""
+NOT_SHAREABLE = "Only public and unlisted posts can be reposted or quoted."
+NOT_QUOTABLE = "Only public and unlisted posts can be quoted."
+NO_QUOTE = "This post cannot be quoted: it is not there, or not for you."
+
+
+class NotShareable(Forbidden):
+    """Only public and unlisted posts may be reposted or quoted (``Post.may_be_shared``):
+    sharing a followers-only or direct post would show it to people it is not for."""
+
+    def __init__(self, message: str = NOT_SHAREABLE) -> None:
+        super().__init__(message)
+
+
+def shareable(post: Post, *, refusal: str = NOT_SHAREABLE) -> Post:
+    """``post``'s original, if it may be reposted or quoted; else NotShareable(``refusal``)."""
+    original = original_of(post)
+    if not original.may_be_shared:
+        raise NotShareable(refusal)
+    return original
+
+
+def quotable(*, viewer_id: int, post_id: str) -> Post:
+    """The post a new post may quote (a repost's original): NotFound when the viewer
+    may not see it (gone, hidden, blocked either way) or it is no post, NotShareable
+    when it is followers-only or direct."""
+    post = selectors.original_to_act_on(viewer_id=viewer_id, post_id=post_id, missing=NO_QUOTE)
+    return shareable(post, refusal=NOT_QUOTABLE)
 
 
 def repost(*, user: User, post: Post) -> Post:
     """Repost ``post`` (or what it reposts); reposting twice returns the first repost.
 
-    Raises ``NotShareable`` for a followers-only or direct post (views check first).
+    Raises ``NotShareable`` for a followers-only or direct post.
     """
-    original = original_of(post)
-    if not original.may_be_shared:
-        raise NotShareable(original.pk)
+    original = shareable(post)
     with transaction.atomic():
         User.objects.select_for_update(no_key=True).filter(pk=user.pk).values("pk").get()
         existing = Post.objects.filter(
@@ -147,6 +171,16 @@ def undo_repost(*, user: User, post: Post) -> bool:
         author=user, repost_of=original_of(post), deleted_at__isnull=True
     ).first()
     return shared is not None and delete_post(post=shared)
+
+
+def delete_own_post(*, user: User, post_id: str) -> Post:
+    """Delete ``user``'s live post ``post_id`` and return it: NotFound when it is not
+    there, Forbidden when it is someone else's (only its author may take it back)."""
+    post = selectors.live_post(post_id)
+    if post.author_id != user.pk:
+        raise Forbidden("Only the author can delete a post.")
+    delete_post(post=post)
+    return post
 
 
 def delete_post(*, post: Post) -> bool:

@@ -2,8 +2,7 @@ from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
@@ -12,18 +11,11 @@ from accounts.decorators import verified_email_required
 from feed_project.http import safe_next, wants_fragment
 from feed_project.pagination import Cursor
 from feed_project.ratelimits import ratelimit, retry_after, too_many_requests
+from feed_project.refusals import Refused
 from posts import ids, selectors, services
 from posts.forms import PostForm, QuoteForm
 from posts.models import Post
 from posts.moderation import services as moderation
-from posts.visibility import may_see
-
-
-def _visible_post_or_404(post_id: str) -> Post:
-    post = selectors.get_visible_post(post_id)
-    if post is None:
-        raise Http404("No such post.")
-    return post
 
 
 def _viewer_id(request: HttpRequest) -> int | None:
@@ -32,12 +24,7 @@ def _viewer_id(request: HttpRequest) -> int | None:
 
 def _post_for_action(request: HttpRequest, post_id: str) -> Post:
     """The live post (a repost's original) the signed-in user may act on, else 404."""
-    post = _visible_post_or_404(post_id)
-    if post.repost_of_id:
-        post = _visible_post_or_404(post.repost_of_id)
-    if not may_see(_viewer_id(request), post):
-        raise Http404("No such post.")
-    return post
+    return selectors.original_to_act_on(viewer_id=_viewer_id(request), post_id=post_id)
 
 
 def _post_fragment(
@@ -64,21 +51,16 @@ def _back_to(request: HttpRequest, post: Post) -> HttpResponse:
 
 
 def _quoted_post(form: PostForm, *, viewer_id: int) -> Post | None:
-    """The post ``quote_of`` names (a repost's original), or None; a form error when
-    the viewer may not see it (gone, hidden, blocked either way) or it is no post."""
+    """The post ``quote_of`` names (a repost's original), or None; the refusal of
+    ``services.quotable`` becomes the form's error, for the compose box to show."""
     quote_of = form.cleaned_data["quote_of"]
     if not quote_of:
         return None
-    post = selectors.get_visible_post(quote_of)
-    if post is not None and post.repost_of_id:
-        post = selectors.get_visible_post(post.repost_of_id)
-    if post is None or not may_see(viewer_id, post):
-        form.add_error("quote_of", "This post cannot be quoted: it is not there, or not for you.")
+    try:
+        return services.quotable(viewer_id=viewer_id, post_id=quote_of)
+    except Refused as refused:
+        form.add_error("quote_of", refused.message)
         return None
-    if not post.may_be_shared:
-        form.add_error("quote_of", "Only public and unlisted posts can be quoted.")
-        return None
-    return post
 
 
 @require_POST
@@ -120,12 +102,7 @@ def new_post(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def detail(request: HttpRequest, post_id: str) -> HttpResponse:
-    if moderation.is_moderator(request.user):  # moderators also open hidden posts
-        post = moderation.post_for_moderator(post_id) or _visible_post_or_404(post_id)
-    else:
-        post = _visible_post_or_404(post_id)
-        if not may_see(_viewer_id(request), post):
-            raise Http404("No such post.")
+    post = moderation.post_to_open(user=request.user, post_id=post_id)  # moderators: hidden too
     if post.repost_of_id:  # a repost's page is its original's
         return redirect("posts:detail", post_id=post.repost_of_id)
     cursor = Cursor.from_request(request, ids.is_timeline_key)
@@ -144,10 +121,7 @@ def detail(request: HttpRequest, post_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def delete(request: HttpRequest, post_id: str) -> HttpResponse:
-    post = _visible_post_or_404(post_id)
-    if post.author_id != request.user.pk:
-        raise PermissionDenied("Only the author can delete a post.")
-    services.delete_post(post=post)
+    post = services.delete_own_post(user=request.user, post_id=post_id)
     messages.success(request, "Post deleted.")
     target = safe_next(request)
     if target is None or urlsplit(target).path == reverse("posts:detail", args=[post.pk]):
@@ -179,9 +153,8 @@ def unlike(request: HttpRequest, post_id: str) -> HttpResponse:
 @verified_email_required
 @ratelimit("like")
 def repost(request: HttpRequest, post_id: str) -> HttpResponse:
-    post = _post_for_action(request, post_id)
-    if not post.may_be_shared:
-        raise PermissionDenied("Only public and unlisted posts can be reposted or quoted.")
+    # Refused before the form is read: a followers-only or direct post is never shared.
+    post = services.shareable(_post_for_action(request, post_id))
     form = QuoteForm(request.POST)
     if not form.is_valid():
         return render(request, "posts/compose.html", {"form": form}, status=400)

@@ -19,9 +19,12 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from accounts import claims
 from accounts.models import User
-from posts import ids
+from feed_project.refusals import Invalid, NotFound
+from posts import ids, selectors
 from posts.models import ModerationLog, Post, Report
+from relations.visibility import is_blocked_either_way
 
 HIDE_POST = "hide_post"
 RESTORE_POST = "restore_post"
@@ -135,6 +138,28 @@ def unsuspend_user(*, moderator: User, user: User, note: str = "") -> bool:
     return True
 
 
+def reportable_post(*, reporter: User, post_id: str) -> Post:
+    """The post ``reporter`` may report: NotFound when they may not see it (as for every
+    other action on it), Invalid when it is their own (they can delete it instead)."""
+    post = selectors.visible_post(viewer_id=reporter.pk, post_id=post_id)
+    if post.author_id == reporter.pk:
+        raise Invalid("You cannot report your own post.")
+    return post
+
+
+def reportable_person(*, reporter: User, username: str) -> User:
+    """The person ``reporter`` may report: NotFound when there is no such active account
+    or they are blocked either way (neither sees the other), Invalid for oneself."""
+    person = claims.users_named(username).filter(is_active=True).first()
+    if person is None:
+        raise NotFound("No such person.")
+    if person.pk == reporter.pk:
+        raise Invalid("You cannot report yourself.")
+    if is_blocked_either_way(reporter.pk, person.pk):
+        raise NotFound("No such person.")
+    return person
+
+
 def report(*, reporter: User, user: User, post: Post | None = None, reason: str = "") -> Report:
     """File a report on a post (``user`` is its author) or on a profile.
 
@@ -203,6 +228,20 @@ def resolve_report(*, moderator: User, report: Report, action: str, note: str = 
 
 def dismiss_report(*, moderator: User, report: Report, note: str = "") -> bool:
     return resolve_report(moderator=moderator, report=report, action=DISMISS_REPORT, note=note)
+
+
+def post_to_open(
+    *, user: User | AnonymousUser, post_id: str, missing: str = selectors.NO_SUCH_POST
+) -> Post:
+    """The post ``user`` may open (its page, its images): for a moderator any post not
+    deleted, hidden or not, so that they can judge it; for anyone else a live post
+    they may see (``selectors.visible_post``). Else NotFound(``missing``)."""
+    if is_moderator(user):
+        post = post_for_moderator(post_id)
+        if post is not None:
+            return post
+    viewer_id = user.pk if user.is_authenticated else None
+    return selectors.visible_post(viewer_id=viewer_id, post_id=post_id, missing=missing)
 
 
 def post_for_moderator(post_id: str) -> Post | None:

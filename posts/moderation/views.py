@@ -4,17 +4,12 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from accounts import claims
 from feed_project.http import redirect_back
-from posts import selectors
 from posts.moderation import services as moderation
-from posts.visibility import may_see
-from relations.visibility import is_blocked_either_way
 
 THANKS = "Thanks, a moderator will look at it."
 
@@ -42,13 +37,8 @@ def _reason(request: HttpRequest) -> str:
 @require_POST
 @login_required
 def report_post(request: HttpRequest, post_id: str) -> HttpResponse:
-    post = selectors.get_visible_post(post_id)
-    # A post the reporter may not see (blocked either way) is one that does not
-    # exist, as for every other action on it.
-    if post is None or not may_see(request.user.pk, post):
-        raise Http404("No such post.")
-    if post.author_id == request.user.pk:
-        raise BadRequest("You cannot report your own post.")
+    # Refused before the reason is read, as the reason's own errors come second.
+    post = moderation.reportable_post(reporter=request.user, post_id=post_id)
     moderation.report(reporter=request.user, user=post.author, post=post, reason=_reason(request))
     messages.success(request, THANKS)
     return redirect_back(request, reverse("posts:detail", args=[post.pk]))
@@ -57,11 +47,7 @@ def report_post(request: HttpRequest, post_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def report_user(request: HttpRequest, username: str) -> HttpResponse:
-    person = get_object_or_404(claims.users_named(username), is_active=True)
-    if person.pk == request.user.pk:
-        raise BadRequest("You cannot report yourself.")
-    if is_blocked_either_way(request.user.pk, person.pk):
-        raise Http404("No such person.")
+    person = moderation.reportable_person(reporter=request.user, username=username)
     moderation.report(reporter=request.user, user=person, reason=_reason(request))
     messages.success(request, THANKS)
     return redirect_back(request, reverse("posts:profile", args=[person.username]))
