@@ -20,6 +20,7 @@ from django.utils import timezone
 from accounts import addresses
 from accounts.models import Invite, RegistrationSetting, SignupApplication, User
 from accounts.tasks import enqueue_on_commit, send_approved_mail
+from feed_project.refusals import Forbidden
 
 INVITE_PERMISSION = "accounts.add_invite"
 INVITE_MAX_DAYS = 30
@@ -58,6 +59,18 @@ def usable_invite(token: str, *, now: datetime | None = None) -> Invite | None:
         .select_related("user")
         .first()
     )
+
+
+def may_invite(user: User) -> bool:
+    """Whether ``user`` may make invite links: the permission an operator gives."""
+    return user.has_perm(INVITE_PERMISSION)
+
+
+def check_may_invite(*, user: User) -> None:
+    """Forbidden unless ``user`` may make invite links (``may_invite``): in invite mode
+    a link is an account, so only those given the permission hand them out."""
+    if not may_invite(user):
+        raise Forbidden("You may not make invite links.")
 
 
 def create_invite(*, user: User, days: int, max_uses: int) -> Invite:

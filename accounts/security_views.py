@@ -4,7 +4,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -29,7 +28,7 @@ def _page(request: HttpRequest, status: int = 200, **forms: Any) -> HttpResponse
         "sessions": sessions.list_sessions(user=user, current_key=request.session.session_key),
         "confirm_form": forms.get("confirm_form") or ConfirmTwoFactorForm(),
         "password_form": forms.get("password_form") or PasswordAgainForm(user=user),
-        "may_invite": user.has_perm(registration.INVITE_PERMISSION),
+        "may_invite": registration.may_invite(user),
     }
     if setup is not None:
         uri = twofactor.provisioning_uri(user=user, secret=setup.secret)
@@ -125,8 +124,7 @@ def end_other_sessions(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @ratelimit("account_mail")
 def invites(request: HttpRequest) -> HttpResponse:
-    if not request.user.has_perm(registration.INVITE_PERMISSION):
-        raise PermissionDenied("You may not make invite links.")
+    registration.check_may_invite(user=request.user)
     form = InviteForm(request.POST or None)
     if form.is_valid():
         data = form.cleaned_data

@@ -1,6 +1,6 @@
 """``/@<username>/``: a person, where the viewer stands with them, and their posts."""
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
@@ -14,8 +14,6 @@ from relations.selectors import profile_person
 def profile(request: HttpRequest, username: str) -> HttpResponse:
     viewer = request.user
     person = profile_person(username=username, viewer=viewer)
-    if person is None:
-        raise Http404("No such person.")
     cursor = Cursor.from_request(request, ids.is_timeline_key)
     others = viewer.is_authenticated and viewer.pk != person.pk
     blocking = others and person.viewer_blocks

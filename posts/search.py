@@ -28,6 +28,7 @@ from django.db.models.expressions import RawSQL
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
+from feed_project.refusals import Invalid
 from posts.models import Post
 from posts.tags import HASHTAG, hashtags, tag_page, tagged_post_ids
 from posts.visibility import listed, visible_to, without_muted_words
@@ -52,6 +53,14 @@ class SearchResults:
     query: str
     people: list[User] = field(default_factory=list)
     posts: Page[Post] = field(default_factory=lambda: Page(items=[]))
+
+
+def checked_query(raw: str) -> str:
+    """The query as typed, normalized; Invalid when longer than MAX_QUERY_LENGTH: refused,
+    not trimmed, since a trimmed query would answer a question nobody asked."""
+    if len(raw) > MAX_QUERY_LENGTH:
+        raise Invalid(f"A search is at most {MAX_QUERY_LENGTH} characters.")
+    return normalize_query(raw)
 
 
 def normalize_query(raw: str) -> str:

@@ -9,7 +9,6 @@ from django.views.decorators.http import require_POST, require_safe
 from feed_project.pagination import Cursor
 from feed_project.ratelimits import ratelimit
 from relations import selectors, services
-from relations.views import user_or_404
 
 
 @require_safe
@@ -24,7 +23,7 @@ def follow_requests(request: HttpRequest) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def accept(request: HttpRequest, username: str) -> HttpResponse:
-    requester = user_or_404(username)
+    requester = selectors.person_named(username)
     if services.accept_request(user=request.user, requester=requester):
         messages.success(request, f"@{requester.username} follows you now.")
     else:
@@ -36,7 +35,7 @@ def accept(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def reject(request: HttpRequest, username: str) -> HttpResponse:
-    requester = user_or_404(username)
+    requester = selectors.person_named(username)
     if services.reject_request(user=request.user, requester=requester):
         messages.success(request, f"You turned down @{requester.username}'s request.")
     else:

@@ -7,6 +7,7 @@ from django.db.models import Q
 from accounts import claims
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
+from feed_project.refusals import NotFound
 from relations import visibility
 from relations.models import Followee, Follower, FollowRequest
 
@@ -143,8 +144,21 @@ def follow_requests_page(*, user: User, cursor: Cursor, limit: int = 20) -> Page
     )
 
 
-def profile_person(*, username: str, viewer: User | AnonymousUser) -> User | None:
-    """The person of a profile page, with where the viewer stands.
+NO_SUCH_PERSON = "No such person."
+
+
+def person_named(username: str) -> User:
+    """The account of this username, whatever its case (/@Alice/ is alice): the person a
+    follow, block, mute or request answer is about; NotFound when no one has the name."""
+    person = claims.users_named(username).first()
+    if person is None:
+        raise NotFound(NO_SUCH_PERSON)
+    return person
+
+
+def profile_person(*, username: str, viewer: User | AnonymousUser) -> User:
+    """The person of a profile page, with where the viewer stands; NotFound when no one
+    has the name or their account is being deleted.
 
     Usernames are unique case-insensitively (/@Alice/ is alice). For a
     signed-in viewer the row carries ``viewer_follows``, ``viewer_blocks``,
@@ -153,7 +167,9 @@ def profile_person(*, username: str, viewer: User | AnonymousUser) -> User | Non
     """
     # An account being deleted (or erased) is gone for everyone (accounts.deletion).
     person = claims.users_named(username).filter(deletion_due_at__isnull=True).first()
-    if person is not None and viewer.is_authenticated:
+    if person is None:
+        raise NotFound(NO_SUCH_PERSON)
+    if viewer.is_authenticated:
         for name, value in visibility.where_viewer_stands(viewer.pk, person.pk).items():
             setattr(person, name, value)
     return person

@@ -3,11 +3,10 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from accounts import claims
 from accounts.models import User
 from feed_project.http import redirect_back
 from feed_project.pagination import Cursor, Page
@@ -16,18 +15,13 @@ from relations import selectors, services
 from relations.services import BlockedError, SelfFollowError
 
 
-def user_or_404(username: str) -> User:
-    # Usernames are unique case-insensitively: /@Alice/ is alice's page.
-    return get_object_or_404(claims.users_named(username))
-
-
 def _redirect_back(request: HttpRequest, person: User) -> HttpResponse:
     """To the ``next`` field when it stays on this site, else to the person's profile."""
     return redirect_back(request, reverse("posts:profile", args=[person.username]))
 
 
 def _relation_list(request: HttpRequest, username: str, *, which: str) -> HttpResponse:
-    person = user_or_404(username)
+    person = selectors.person_named(username)
     read = selectors.followers_page if which == "followers" else selectors.following_page
     cursor = Cursor.from_request(request, selectors.is_relation_cursor)
     page: Page[selectors.Relation] = read(user=person, viewer=request.user, cursor=cursor)
@@ -49,7 +43,7 @@ def following(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def follow(request: HttpRequest, username: str) -> HttpResponse:
-    person = user_or_404(username)
+    person = selectors.person_named(username)
     try:
         created = services.follow(follower=request.user, followee=person)
     except SelfFollowError:
@@ -74,7 +68,7 @@ def follow(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def unfollow(request: HttpRequest, username: str) -> HttpResponse:
-    person = user_or_404(username)
+    person = selectors.person_named(username)
     if services.unfollow(follower=request.user, followee=person):
         messages.success(request, f"You no longer follow @{person.username}.")
     else:
@@ -87,7 +81,7 @@ def unfollow(request: HttpRequest, username: str) -> HttpResponse:
 @ratelimit("follow")
 def follow_options(request: HttpRequest, username: str) -> HttpResponse:
     """The options of your follow: ``hide_reposts``, ``notify_posts`` (checkboxes)."""
-    person = user_or_404(username)
+    person = selectors.person_named(username)
     changed = services.set_follow_options(
         follower=request.user,
         followee=person,
@@ -105,7 +99,7 @@ def follow_options(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def block(request: HttpRequest, username: str) -> HttpResponse:
-    person = user_or_404(username)
+    person = selectors.person_named(username)
     if person.pk == request.user.pk:
         messages.error(request, "You cannot block yourself.")
     elif services.block(user=request.user, target=person):
@@ -121,7 +115,7 @@ def block(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def unblock(request: HttpRequest, username: str) -> HttpResponse:
-    person = user_or_404(username)
+    person = selectors.person_named(username)
     if services.unblock(user=request.user, target=person):
         messages.success(request, f"You unblocked @{person.username}.")
     else:
@@ -133,7 +127,7 @@ def unblock(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def mute(request: HttpRequest, username: str) -> HttpResponse:
-    person = user_or_404(username)
+    person = selectors.person_named(username)
     if person.pk == request.user.pk:
         messages.error(request, "You cannot mute yourself.")
     elif services.mute(user=request.user, target=person):
@@ -147,7 +141,7 @@ def mute(request: HttpRequest, username: str) -> HttpResponse:
 @login_required
 @ratelimit("follow")
 def unmute(request: HttpRequest, username: str) -> HttpResponse:
-    person = user_or_404(username)
+    person = selectors.person_named(username)
     if services.unmute(user=request.user, target=person):
         messages.success(request, f"You unmuted @{person.username}.")
     else:

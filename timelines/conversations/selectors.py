@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_page
+from feed_project.refusals import NotFound
 from posts import ids
 from posts.models import Post
 from relations.visibility import blocked_among
@@ -48,11 +49,13 @@ def conversations_page(*, user: User, cursor: Cursor, limit: int = 20) -> Page:
     return page
 
 
-def conversation_of(*, user: User, key: str) -> Conversation | None:
-    """``user``'s copy of the conversation ``key``, or None (not theirs, or none)."""
-    if not is_key(key):
-        return None
-    return Conversation.objects.filter(user_id=user.pk, key=key).first()
+def conversation_of(*, user: User, key: str) -> Conversation:
+    """``user``'s copy of the conversation ``key``; NotFound when it is not theirs (only
+    the people in a conversation have a copy), there is none, or the key is malformed."""
+    found = Conversation.objects.filter(user_id=user.pk, key=key).first() if is_key(key) else None
+    if found is None:
+        raise NotFound("No such conversation.")
+    return found
 
 
 def messages_page(*, user: User, conversation: Conversation, cursor: Cursor, limit: int = 20):

@@ -1,7 +1,7 @@
 """``/messages/``: private messages, conversations built from direct posts."""
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
@@ -26,8 +26,6 @@ def conversations(request: HttpRequest) -> HttpResponse:
 def conversation(request: HttpRequest, key: str) -> HttpResponse:
     """One conversation, oldest to newest, with a reply box; opening it marks it read."""
     found = selectors.conversation_of(user=request.user, key=key)
-    if found is None:
-        raise Http404("No such conversation.")
     cursor = Cursor.from_request(request, ids.is_timeline_key)
     page = selectors.messages_page(user=request.user, conversation=found, cursor=cursor)
     services.mark_read(user=request.user, key=key)
