@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from accounts import registration
 from accounts.models import Invite, RegistrationSetting, SignupApplication, User
+from feed_project.refusals import Forbidden
 from tests.conftest import PASSWORD
 
 SIGNUP = "/accounts/signup/"
@@ -80,6 +81,14 @@ def test_an_application_is_decided_once(db, settings):
 def inviter(alice):
     alice.user_permissions.add(Permission.objects.get(codename="add_invite"))
     return User.objects.get(pk=alice.pk)  # a fresh object: permissions are cached
+
+
+def test_only_those_given_the_permission_may_make_invite_links(inviter, carol):
+    registration.check_may_invite(user=inviter)
+    with pytest.raises(Forbidden) as caught:
+        registration.check_may_invite(user=carol)
+    assert caught.value.message == "You may not make invite links."
+    assert (registration.may_invite(inviter), registration.may_invite(carol)) == (True, False)
 
 
 def test_invite_mode_needs_a_valid_invite(inviter, settings):

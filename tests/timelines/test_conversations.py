@@ -8,9 +8,11 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
+from feed_project.refusals import NotFound
 from posts.services import create_post
 from relations.services import block
 from tests.factories import UserFactory
+from timelines.conversations.selectors import conversation_of
 from timelines.models import Conversation, ConversationMessage
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -100,3 +102,14 @@ def test_a_malformed_conversation_key_is_a_404(people):
     client = client_of(people[0])
     for key in ("x", "1", "1..2", "1.2" + ".3" * 20):
         assert client.get(f"/messages/{key}/").status_code == 404
+
+
+def test_a_conversation_one_is_not_in_or_a_malformed_key_is_not_found(people):
+    ann, ben, _, dan = people
+    create_post(author=ann, text="@ben lunch?", visibility="direct")
+    key = ".".join(str(pk) for pk in sorted([ann.pk, ben.pk]))
+    assert conversation_of(user=ben, key=key).key == key
+    for user, wrong in ((dan, key), (ben, "x"), (ben, f"{key}.{dan.pk}")):
+        with pytest.raises(NotFound) as caught:
+            conversation_of(user=user, key=wrong)
+        assert caught.value.message == "No such conversation."
