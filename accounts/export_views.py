@@ -61,15 +61,13 @@ def download(request: HttpRequest, token: str) -> HttpResponse:
         export = exports.export_for_download(token=token, user=request.user)
     except exports.LinkExpired:
         return render(request, "accounts/export_link_expired.html", status=410)
-    if export is None:
-        raise Http404("No such archive.")
     storage = exports.storage()
     filename = f"feed-{request.user.username}-{timezone.localtime(export.created_at):%Y-%m-%d}.zip"
     if isinstance(storage, FileSystemStorage):
         try:
             source = storage.open(export.file, "rb")
         except FileNotFoundError as exc:
-            raise Http404("No such archive.") from exc
+            raise Http404(exports.NO_SUCH_ARCHIVE) from exc  # its file went meanwhile
         response: HttpResponse = FileResponse(
             source, as_attachment=True, filename=filename, content_type="application/zip"
         )

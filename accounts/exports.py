@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from accounts import archive, tasks
 from accounts.models import Export, User
+from feed_project.refusals import NotFound
 
 SALT = "accounts.exports.download"
 # An export not finished this long after it was asked for lost its task (a
@@ -188,10 +189,15 @@ class LinkExpired(Exception):
     """The link's signature is good but older than EXPORT_LINK_MAX_AGE_SECONDS."""
 
 
-def export_for_download(*, token: str, user: User) -> Export | None:
-    """The ready, kept export this link names, if ``user`` owns it; None otherwise.
+NO_SUCH_ARCHIVE = "No such archive."
 
-    Raises ``LinkExpired`` for a link that was good and is too old.
+
+def export_for_download(*, token: str, user: User) -> Export:
+    """The ready, kept export this link names, if ``user`` owns it.
+
+    NotFound otherwise (a bad link, someone else's archive, one not ready or
+    deleted): an archive is its owner's alone, and to anyone else it does not
+    exist. Raises ``LinkExpired`` for a link that was good and is too old.
     """
     try:
         user_id, export_id = signing.loads(
@@ -199,16 +205,19 @@ def export_for_download(*, token: str, user: User) -> Export | None:
         )
     except signing.SignatureExpired as exc:
         raise LinkExpired from exc
-    except (signing.BadSignature, TypeError, ValueError):
-        return None
+    except (signing.BadSignature, TypeError, ValueError) as exc:
+        raise NotFound(NO_SUCH_ARCHIVE) from exc
     if not isinstance(user_id, int) or not isinstance(export_id, int) or user_id != user.pk:
-        return None
-    return Export.objects.filter(
+        raise NotFound(NO_SUCH_ARCHIVE)
+    export = Export.objects.filter(
         user_id=user.pk,
         pk=export_id,
         status=Export.Status.READY,
         expires_at__gt=timezone.now(),
     ).first()
+    if export is None:
+        raise NotFound(NO_SUCH_ARCHIVE)
+    return export
 
 
 # --- deleting old archives ---------------------------------------------------------------

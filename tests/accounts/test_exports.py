@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from accounts import archive, exports, tasks
 from accounts.models import Export, User
+from feed_project.refusals import NotFound
 from posts import media
 from posts.services import create_post, like
 from relations.services import block, follow, mute
@@ -201,6 +202,19 @@ def test_the_link_works_for_its_owner_only_and_for_a_while(
     settings.EXPORT_LINK_MAX_AGE_SECONDS = 3600
     fresh = download_link(alice_client)  # the page gives a new link
     assert alice_client.get(fresh).status_code == 200
+
+
+def test_an_archive_is_not_found_but_by_its_owner_with_a_good_link(
+    alice, bob, world, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        exports.request_export(user=alice)
+    token = exports.download_token(exports.latest(alice))
+    assert exports.export_for_download(token=token, user=alice).user_id == alice.pk
+    for user, link in ((bob, token), (alice, token[:-2] + "xx"), (alice, "nonsense")):
+        with pytest.raises(NotFound) as caught:
+            exports.export_for_download(token=link, user=user)
+        assert caught.value.message == "No such archive."
 
 
 def test_old_archives_and_lost_tasks_are_swept(
