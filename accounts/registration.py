@@ -37,6 +37,27 @@ def mode() -> str:
     return chosen or settings.REGISTRATION_MODE
 
 
+class SignupClosed(Forbidden):
+    """No sign-up now: the mode is closed, or invite and the link is not good (any more)."""
+
+    def __init__(self, mode: str) -> None:
+        super().__init__(
+            "Sign-up is by invitation: this invite link has expired, been used up or is wrong."
+            if mode == "invite"
+            else "Sign-up is closed."
+        )
+        self.mode = mode
+
+
+def check_signup_open(*, mode: str, invite_token: str | None = None) -> None:
+    """SignupClosed when no one may sign up in ``mode``, or when it is invite and
+    ``invite_token`` names no usable invite (None: the form checks its own invite)."""
+    if mode == "closed":
+        raise SignupClosed(mode)
+    if mode == "invite" and invite_token is not None and usable_invite(invite_token) is None:
+        raise SignupClosed(mode)
+
+
 def parse_invite_token(token: str) -> tuple[int, str] | None:
     user_id, dot, code = token.strip().partition(".")
     if not dot or not user_id.isascii() or not user_id.isdigit() or len(user_id) > 18:

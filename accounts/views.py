@@ -31,8 +31,9 @@ def base_url(request: HttpRequest) -> str:
     return request.build_absolute_uri("/").rstrip("/")
 
 
-def _refused_signup(request: HttpRequest, mode: str) -> HttpResponse:
-    return render(request, "accounts/signup_closed.html", {"mode": mode}, status=403)
+def _refused_signup(request: HttpRequest, refused: registration.SignupClosed) -> HttpResponse:
+    """The page that says why, and how to get in: more than the standard 403 page."""
+    return render(request, "accounts/signup_closed.html", {"mode": refused.mode}, status=403)
 
 
 @require_http_methods(["GET", "POST"])
@@ -41,12 +42,12 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("timelines:home")
     mode = registration.mode()
-    if mode == "closed":
-        return _refused_signup(request, mode)
+    token = request.GET.get("invite", "") if request.method == "GET" else None
+    try:
+        registration.check_signup_open(mode=mode, invite_token=token)
+    except registration.SignupClosed as refused:
+        return _refused_signup(request, refused)
     if request.method == "GET":
-        token = request.GET.get("invite", "")
-        if mode == "invite" and registration.usable_invite(token) is None:
-            return _refused_signup(request, mode)
         form = SignupForm(initial={"invite": token}, mode=mode)
     else:
         form = SignupForm(request.POST, mode=mode)

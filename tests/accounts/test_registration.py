@@ -91,6 +91,19 @@ def test_only_those_given_the_permission_may_make_invite_links(inviter, carol):
     assert (registration.may_invite(inviter), registration.may_invite(carol)) == (True, False)
 
 
+def test_sign_up_is_refused_when_closed_or_by_invitation_without_a_good_link(inviter):
+    registration.check_signup_open(mode="open", invite_token="")
+    with pytest.raises(Forbidden) as caught:
+        registration.check_signup_open(mode="closed")
+    assert (caught.value.mode, caught.value.message) == ("closed", "Sign-up is closed.")
+    with pytest.raises(registration.SignupClosed) as caught:
+        registration.check_signup_open(mode="invite", invite_token="nonsense")
+    assert caught.value.message.startswith("Sign-up is by invitation")
+    registration.check_signup_open(mode="invite")  # a form that checks its own invite
+    invite = registration.create_invite(user=inviter, days=1, max_uses=1)
+    registration.check_signup_open(mode="invite", invite_token=invite.token)
+
+
 def test_invite_mode_needs_a_valid_invite(inviter, settings):
     settings.REGISTRATION_MODE = "invite"
     assert Client().get(SIGNUP).status_code == 403
