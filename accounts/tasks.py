@@ -7,18 +7,14 @@ that refuses or times out is retried with backoff; a retried task may send a
 mail twice, which is better than not at all.
 """
 
-import logging
 import smtplib
-from functools import partial
 from typing import Any
 
 from celery import shared_task
-from django.db import DatabaseError, transaction
-from kombu.exceptions import OperationalError
+from django.db import DatabaseError
 
 from accounts import mail
-
-logger = logging.getLogger(__name__)
+from feed_project import queueing
 
 MAIL_ERRORS = (smtplib.SMTPException, OSError)
 RETRY = {"autoretry_for": MAIL_ERRORS, "retry_backoff": True, "max_retries": 5}
@@ -27,20 +23,13 @@ RETRY = {"autoretry_for": MAIL_ERRORS, "retry_backoff": True, "max_retries": 5}
 FILE_RETRY = {"autoretry_for": (OSError, DatabaseError), "retry_backoff": True, "max_retries": 5}
 
 
-def _enqueue(task: Any, *args: Any) -> None:
-    try:
-        task.delay(*args)
-    except (OperationalError, ConnectionError, OSError) as exc:
-        # A broker outage must not lose the mail: send it from here instead
-        # (what timelines.tasks.enqueue does for fan-out). It is after the
-        # response's commit, and a failure is logged, never raised.
-        logger.warning("broker refused %s (%s): sending in process", task.name, exc)
-        task.apply(args=args)
-
-
 def enqueue_on_commit(task: Any, *args: Any) -> None:
-    """Queue ``task`` once the current transaction commits; never fail the request."""
-    transaction.on_commit(partial(_enqueue, task, *args), robust=True)
+    """Queue ``task`` once the current transaction commits; never fail the request.
+
+    A broker outage must not lose the mail (or the erasure, the export): the
+    task runs in process instead (``queueing.RUN_HERE``), after the commit.
+    """
+    queueing.enqueue_on_commit(task, *args, if_refused=queueing.RUN_HERE)
 
 
 @shared_task(name="accounts.send_verification_mail", **RETRY)
@@ -77,7 +66,7 @@ def erase_due_accounts() -> int:
 
     due = deletion.due_ids()
     for user_id in due:
-        _enqueue(erase_account, user_id)
+        queueing.enqueue(erase_account, user_id, if_refused=queueing.RUN_HERE)
     return len(due)
 
 
@@ -108,5 +97,5 @@ def delete_expired_exports() -> int:
 
     owners = exports.expired_owners()
     for user_id in owners:
-        _enqueue(delete_exports_of, user_id)
+        queueing.enqueue(delete_exports_of, user_id, if_refused=queueing.RUN_HERE)
     return len(owners)

@@ -27,8 +27,8 @@ class FailFastTask(Task):
     """A task whose ``delay``/``apply_async`` fails at once while its broker is known to fail.
 
     The error is kombu's OperationalError, as for a broker that refuses, so
-    callers' fallbacks (timelines.tasks.enqueue runs the task in process)
-    handle both alike. RabbitMQ's own refusals (a publish nacked under publisher
+    callers' fallback (feed_project.queueing: run the task in process, or leave
+    it to its sweep) handles both alike. RabbitMQ's own refusals (a publish nacked under publisher
     confirms, a channel closed by the broker) are raised as OperationalError too.
     """
 

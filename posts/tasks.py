@@ -8,16 +8,12 @@ down or the message is lost, ``sweep_discarded_media`` (Celery beat) finds
 them and queues the task again. Arguments are ids (JSON).
 """
 
-import logging
-
 from celery import shared_task
-from django.db import DatabaseError, transaction
-from kombu.exceptions import OperationalError
+from django.db import DatabaseError
 
+from feed_project import queueing
 from feed_project.celery import FailFastTask
 from posts import media, tags
-
-logger = logging.getLogger(__name__)
 
 # Discarded media still there this long after are queued again by the sweep:
 # long enough for a queued task to have run.
@@ -39,20 +35,15 @@ def delete_discarded_media(author_id: int) -> None:
 @shared_task(name="posts.sweep_discarded_media", base=MediaTask)
 def sweep_discarded_media() -> None:
     for author_id in media.authors_with_discarded(older_than_seconds=SWEEP_AFTER_SECONDS):
-        _queue(author_id)
-
-
-def _queue(author_id: int) -> None:
-    try:
-        delete_discarded_media.delay(author_id)
-    except (OperationalError, OSError) as exc:
-        # The rows stay discarded: the sweep queues the task again later.
-        logger.warning("could not queue the media deletion of author %s: %r", author_id, exc)
+        queueing.enqueue(delete_discarded_media, author_id, if_refused=queueing.LEAVE_TO_SWEEP)
 
 
 def delete_files_on_commit(*, author_id: int) -> None:
-    """Queue the deletion of an author's discarded media once the transaction commits."""
-    transaction.on_commit(lambda: _queue(author_id))
+    """Queue the deletion of an author's discarded media once the transaction commits;
+    if the broker cannot take it, the rows stay discarded and the sweep queues it later."""
+    queueing.enqueue_on_commit(
+        delete_discarded_media, author_id, if_refused=queueing.LEAVE_TO_SWEEP
+    )
 
 
 @shared_task(name="posts.compute_trending", acks_late=True, ignore_result=True)

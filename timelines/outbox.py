@@ -15,7 +15,6 @@ argument named by the task: a user id, or a post id, whose author owns it.
 """
 
 import json
-import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
@@ -24,13 +23,11 @@ from typing import Any
 from celery import Task
 from django.db import connection, transaction
 from django.utils import timezone
-from kombu.exceptions import OperationalError as BrokerError
 
+from feed_project import queueing
 from feed_project.celery import app
 from posts import ids
 from timelines.models import PendingTask
-
-logger = logging.getLogger(__name__)
 
 # Rows queued again by one sweep: the oldest first, the rest at the next.
 SWEEP_BATCH = 1000
@@ -42,11 +39,7 @@ def enqueue(task: Task, *args: Any) -> None:
     The change that asked for it is committed either way: delivery must not
     depend on the broker being up (the sweeper catches what even this misses).
     """
-    try:
-        task.delay(*args)
-    except (BrokerError, ConnectionError, OSError) as exc:
-        logger.warning("broker refused %s%s (%s): running it in process", task.name, args, exc)
-        task.apply(args=args, throw=True)
+    queueing.enqueue(task, *args, if_refused=queueing.RUN_HERE)
 
 
 def send(task: str, *args: Any) -> None:

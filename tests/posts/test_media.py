@@ -244,6 +244,28 @@ def test_the_sweep_deletes_discarded_media_whose_task_was_lost(alice, media_root
     assert stored_files(media_root) == []
 
 
+def test_a_broker_that_refuses_the_deletion_leaves_it_to_the_sweep(
+    alice, media_root, monkeypatch, django_capture_on_commit_callbacks
+):
+    from kombu.exceptions import OperationalError
+
+    from posts import tasks
+
+    def refuse(*args):
+        raise OperationalError("the broker is down")
+
+    post = create_post(
+        author=alice,
+        text="",
+        media=media.prepare_all([images.upload("a.jpg", images.image_bytes())], []),
+    )
+    monkeypatch.setattr(tasks.delete_discarded_media, "delay", refuse)
+    with django_capture_on_commit_callbacks(execute=True):
+        delete_post(post=post)  # the commit is not undone, nor the request failed
+    assert len(stored_files(media_root)) == 2  # not run in process: the sweep's to do
+    assert PostMedia.objects.get().discarded_at is not None
+
+
 def test_a_request_with_more_files_than_django_reads_is_a_400_not_a_500(alice_client, media_root):
     uploads = [images.upload(f"{n}.jpg", b"x") for n in range(11)]
 
