@@ -3,6 +3,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
+from feed_project.refusals import Forbidden, Invalid
 from relations.models import Block, Followee, Follower, FollowRequest, Mute
 from relations.signals import (
     blocked,
@@ -16,11 +17,15 @@ from relations.signals import (
 from relations.visibility import is_blocked_either_way
 
 
-class SelfFollowError(ValueError):
+class SelfRelationError(Invalid, ValueError):
+    """Nobody follows, blocks or mutes themselves: each is about someone else."""
+
+
+class SelfFollowError(SelfRelationError):
     """Nobody follows themselves."""
 
 
-class BlockedError(ValueError):
+class BlockedError(Forbidden, ValueError):
     """One of the two blocks the other: no follow either way."""
 
 
@@ -160,7 +165,7 @@ def set_follow_options(
 def block(*, user: User, target: User) -> bool:
     """``user`` blocks ``target``: follows both ways end; False when already blocked."""
     if user.pk == target.pk:
-        raise ValueError("You cannot block yourself.")
+        raise SelfRelationError("You cannot block yourself.")
     with transaction.atomic():
         _lock_users(user.pk, target.pk)
         if Block.objects.filter(user_id=user.pk, blocked_id=target.pk).exists():
@@ -182,7 +187,7 @@ def unblock(*, user: User, target: User) -> bool:
 def mute(*, user: User, target: User) -> bool:
     """``user`` mutes ``target``: their posts and reposts leave ``user``'s feed."""
     if user.pk == target.pk:
-        raise ValueError("You cannot mute yourself.")
+        raise SelfRelationError("You cannot mute yourself.")
     with transaction.atomic():
         _, created = Mute.objects.get_or_create(
             user_id=user.pk, muted_id=target.pk, defaults={"created_at": timezone.now()}

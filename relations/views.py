@@ -12,7 +12,7 @@ from feed_project.http import redirect_back
 from feed_project.pagination import Cursor, Page
 from feed_project.ratelimits import ratelimit
 from relations import selectors, services
-from relations.services import BlockedError, SelfFollowError
+from relations.services import BlockedError, SelfRelationError
 
 
 def _redirect_back(request: HttpRequest, person: User) -> HttpResponse:
@@ -46,8 +46,8 @@ def follow(request: HttpRequest, username: str) -> HttpResponse:
     person = selectors.person_named(username)
     try:
         created = services.follow(follower=request.user, followee=person)
-    except SelfFollowError:
-        messages.error(request, "You cannot follow yourself.")
+    except SelfRelationError as refused:
+        messages.error(request, refused.message)
     except BlockedError:
         messages.error(
             request, f"You cannot follow @{person.username}: one of you blocks the other."
@@ -100,14 +100,17 @@ def follow_options(request: HttpRequest, username: str) -> HttpResponse:
 @ratelimit("follow")
 def block(request: HttpRequest, username: str) -> HttpResponse:
     person = selectors.person_named(username)
-    if person.pk == request.user.pk:
-        messages.error(request, "You cannot block yourself.")
-    elif services.block(user=request.user, target=person):
-        messages.success(
-            request, f"You blocked @{person.username}. Neither of you follows the other now."
-        )
+    try:
+        done = services.block(user=request.user, target=person)
+    except SelfRelationError as refused:
+        messages.error(request, refused.message)
     else:
-        messages.info(request, f"You already block @{person.username}.")
+        if done:
+            messages.success(
+                request, f"You blocked @{person.username}. Neither of you follows the other now."
+            )
+        else:
+            messages.info(request, f"You already block @{person.username}.")
     return _redirect_back(request, person)
 
 
@@ -128,12 +131,15 @@ def unblock(request: HttpRequest, username: str) -> HttpResponse:
 @ratelimit("follow")
 def mute(request: HttpRequest, username: str) -> HttpResponse:
     person = selectors.person_named(username)
-    if person.pk == request.user.pk:
-        messages.error(request, "You cannot mute yourself.")
-    elif services.mute(user=request.user, target=person):
-        messages.success(request, f"You muted @{person.username}: their posts leave your feed.")
+    try:
+        done = services.mute(user=request.user, target=person)
+    except SelfRelationError as refused:
+        messages.error(request, refused.message)
     else:
-        messages.info(request, f"You already mute @{person.username}.")
+        if done:
+            messages.success(request, f"You muted @{person.username}: their posts leave your feed.")
+        else:
+            messages.info(request, f"You already mute @{person.username}.")
     return _redirect_back(request, person)
 
 

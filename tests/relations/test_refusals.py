@@ -1,11 +1,13 @@
-"""The people a relation page or a profile names: refused as not found, asked directly."""
+"""What relations refuse, asked directly: the person a relation page or a profile names
+(not found), and a follow, block or mute of oneself or across a block."""
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from accounts import deletion
-from feed_project.refusals import NotFound
+from feed_project.refusals import Forbidden, Invalid, NotFound
 from relations.selectors import person_named, profile_person
+from relations.services import BlockedError, SelfRelationError, block, follow, mute
 
 pytestmark = pytest.mark.django_db
 
@@ -25,3 +27,27 @@ def test_a_profile_of_no_one_or_of_an_account_being_deleted_is_not_found(alice, 
     deletion.request_deletion(user=alice)
     with pytest.raises(NotFound, match=r"^No such person\.$"):
         profile_person(username="alice", viewer=carol)
+
+
+@pytest.mark.parametrize(
+    ("act", "message"),
+    [
+        (lambda me: follow(follower=me, followee=me), "You cannot follow yourself."),
+        (lambda me: block(user=me, target=me), "You cannot block yourself."),
+        (lambda me: mute(user=me, target=me), "You cannot mute yourself."),
+    ],
+)
+def test_nobody_follows_blocks_or_mutes_themselves(alice, act, message):
+    with pytest.raises(Invalid) as caught:
+        act(alice)
+    assert caught.value.message == message
+    assert isinstance(caught.value, SelfRelationError)
+
+
+def test_no_follow_either_way_across_a_block(alice, carol):
+    block(user=carol, target=alice)
+    for follower, followee in ((alice, carol), (carol, alice)):
+        with pytest.raises(Forbidden) as caught:
+            follow(follower=follower, followee=followee)
+        assert isinstance(caught.value, BlockedError)
+        assert caught.value.message == "You cannot follow this account."
