@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from django.core.files.uploadedfile import UploadedFile
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
+from feed_project.refusals import Invalid
+
 MAX_BYTES = 10 * 1024 * 1024
 MAX_PIXELS = 40_000_000
 # Past this many frames an animation costs more to re-encode than it is worth.
@@ -28,8 +30,9 @@ FORMATS = {
 }
 
 
-class Refused(ValueError):
-    """An upload this site does not take; the message says why, for the form."""
+class Refused(Invalid, ValueError):
+    """An upload this site does not take; the message says why, for the form (or, as
+    any ``refusals.Invalid``, for another front door's 400)."""
 
 
 def megabytes(size: int) -> str:

@@ -39,6 +39,7 @@ from django.utils import timezone
 from accounts import claims
 from accounts.models import User
 from accounts.tasks import enqueue_on_commit
+from feed_project.refusals import Invalid
 from relations import services, tasks
 from relations.models import Followee, FollowImport
 
@@ -56,8 +57,9 @@ class ImportUnderWay(Exception):
     """An import of this person's is being applied already."""
 
 
-class Refused(ValueError):
-    """A file this import does not take; the message says why, for the form."""
+class Refused(Invalid, ValueError):
+    """A file this import does not take; the message says why, for the form (or, as
+    any ``refusals.Invalid``, for another front door's 400)."""
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def muted_words_page(request: HttpRequest) -> HttpResponse:
                 expires_in_days=form.cleaned_data["expires_in_days"],
             )
         except muted_words.TooManyWords as refused:
-            form.add_error("word", str(refused))
+            form.add_error("word", refused.message)
         else:
             messages.success(request, f"Muted \u201c{form.cleaned_data['word']}\u201d.")
             return redirect("relations:muted_words")

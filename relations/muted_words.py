@@ -16,6 +16,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import User
+from feed_project.refusals import Invalid
 from relations.models import MutedWord
 
 MAX_WORDS = 100
@@ -64,8 +65,9 @@ def words_of(user: User) -> QuerySet[MutedWord]:
     return MutedWord.objects.filter(live(), user_id=user.pk).order_by("-created_at", "-id")
 
 
-class TooManyWords(ValueError):
-    """A reader mutes at most MAX_WORDS words."""
+class TooManyWords(Invalid, ValueError):
+    """A reader mutes at most MAX_WORDS words: each is one more pattern their feed
+    is matched against."""
 
 
 def mute_word(*, user: User, phrase: str, expires_in_days: int | None = None) -> MutedWord:

@@ -3,9 +3,12 @@
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from accounts import deletion
+from feed_project import images
 from feed_project.refusals import Forbidden, Invalid, NotFound
+from relations import follow_import, muted_words
 from relations.selectors import person_named, profile_person
 from relations.services import BlockedError, SelfRelationError, block, follow, mute
 
@@ -51,3 +54,16 @@ def test_no_follow_either_way_across_a_block(alice, carol):
             follow(follower=follower, followee=followee)
         assert isinstance(caught.value, BlockedError)
         assert caught.value.message == "You cannot follow this account."
+
+
+def test_a_muted_word_over_the_limit_and_a_file_not_taken_are_invalid(alice, monkeypatch):
+    monkeypatch.setattr(muted_words, "MAX_WORDS", 1)
+    muted_words.mute_word(user=alice, phrase="spoiler")
+    with pytest.raises(Invalid) as caught:
+        muted_words.mute_word(user=alice, phrase="another")
+    assert caught.value.message == "At most 1 muted words."
+    not_text = SimpleUploadedFile("following.csv", b"\xff\xfe\x00 not UTF-8")
+    with pytest.raises(Invalid, match="not UTF-8"):
+        follow_import.read(not_text)
+    with pytest.raises(Invalid, match="not a JPEG"):
+        images.first_frame(SimpleUploadedFile("a.jpg", b"no image here"))
