@@ -1,6 +1,6 @@
 """Who may see whom: the one module that reads blocks, follows and mutes for a viewer.
 
-The rules (DESIGN.md), each about a viewer V and a user U:
+The rules, each about a viewer V and a user U (docs/ARCHITECTURE.md, "One visibility rule"):
 
 - **blocked either way**: V blocks U or U blocks V. Neither sees the other:
   no posts, reposts of them, replies, notifications, search results, list
