@@ -2,14 +2,12 @@
 
 Fan-out is two-level: one task per post plans the chunks of FEED_FANOUT_CHUNK
 followers, and one task per chunk writes them, so workers share a big
-fan-out. The default, 10,000, is one INSERT ... SELECT of ~0.1 s and one
-Redis pipeline of two script calls: a retry redoes a fraction of a second,
-and a 100,000-follower fan-out is 10 tasks. Measured on two worker processes
-(docs/BENCHMARKS.md, "PostgreSQL's settings and the chunk size"): 1.15-1.19 s
-end to end at 10,000, 1.31-1.35 s at 5,000 (twice the tasks' bookkeeping),
-1.50 s at 20,000 (5 tasks do not share evenly between 2 workers); at 1,000,
-100 tasks took ~40% longer (measured for commit ed90265). More workers want
-smaller chunks: a fan-out spreads over at most followers / chunk of them. Removing a deleted post is
+fan-out. The default, 10,000, is one INSERT ... SELECT and one Redis pipeline
+of two script calls: a retry redoes little, and a 100,000-follower fan-out is
+10 tasks. Smaller chunks add to the tasks' bookkeeping, larger ones share
+unevenly between workers (docs/BENCHMARKS.md, "PostgreSQL's settings and the
+chunk size", has the figures). More workers want smaller chunks: a fan-out
+spreads over at most followers / chunk of them. Removing a deleted post is
 planned the same way.
 
 Every task but the plan of a fan-out (whose outbox is the ``FanOut`` row) and
