@@ -110,7 +110,10 @@ def rebuild(reader_id: int) -> None:
     Inbox(reader_id).rebuild()
 
 
-# Messages queued before the outbox carried these names: still understood.
+# The names older code gave sync_author's work, before the outbox (migration
+# timelines.0005_pending_task): a message queued then still runs. Delete both once each
+# site's queue has emptied with no process from before that migration left running:
+# nothing queues them since, and a worker drops a message whose task it does not know.
 @shared_task(name="timelines.backfill", base=FeedTask)
 def backfill(reader_id: int, author_id: int) -> None:
     Inbox(reader_id).sync_author(author_id)
@@ -149,7 +152,9 @@ def trim_inboxes(after: int = 0) -> None:
     outbox.send("timelines.trim_inboxes", last)
 
 
-# Queued by fan-outs before the sweep trimmed instead: nothing left to do.
+# Queued by fan-out chunks before the sweep above trimmed instead: nothing left to do.
+# Delete it once each site's queue has emptied with no process from before the sweep left
+# running: nothing queues it since, and a worker drops a message whose task it does not know.
 @shared_task(name="timelines.trim_chunk", base=FeedTask)
 def trim_chunk(author_id: int, after: int, upto: int) -> None:
     pass
