@@ -265,15 +265,23 @@ def _finish(post_id: str, now: datetime) -> None:
 
 
 def undelivered_posts(*, older_than: timedelta) -> list[str]:
-    """Posts whose fan-out did not finish in time and has no chunk in the outbox: the
-    plan's task was lost or failed (lost chunks are swept as outbox rows)."""
-    cutoff = timezone.now() - older_than
+    """Posts whose fan-out did not finish and is due to be planned again (``outbox.due``)
+    with no chunk in the outbox: the plan's task was lost or failed (lost chunks are
+    swept as outbox rows). Marked as sent again."""
+    now = timezone.now()
     unfinished = (
-        FanOut.objects.filter(finished_at__isnull=True, created_at__lt=cutoff)
+        FanOut.objects.filter(finished_at__isnull=True, created_at__lt=now - older_than)
         .order_by("created_at")
-        .values_list("post_id", flat=True)[: outbox.SWEEP_BATCH]
+        .values_list("post_id", "created_at", "swept_at", "sweeps")[: outbox.SWEEP_BATCH]
     )
-    return [post_id for post_id in unfinished if not _chunks_pending(post_id)]
+    due = [
+        post_id
+        for post_id, created_at, swept_at, sweeps in unfinished
+        if outbox.due(sent_at=swept_at or created_at, sweeps=sweeps, older_than=older_than, now=now)
+        and not _chunks_pending(post_id)
+    ]
+    FanOut.objects.filter(pk__in=due).update(swept_at=now, sweeps=F("sweeps") + 1)
+    return due
 
 
 # --- taking a deleted post back out ---------------------------------------------
