@@ -1,4 +1,4 @@
-"""Deleting an account: asked for, a grace period, then erased (issue 15, item 6).
+"""Deleting an account: asked for, a grace period, then erased.
 
 ``request_deletion`` (the password and the second factor checked by the
 view) sets ``User.deletion_due_at`` to now + ``ACCOUNT_DELETION_GRACE_DAYS``,

@@ -1,5 +1,5 @@
-"""Data exports (issue 15, item 5): asked for on /settings/export/, prepared by a task
-with its progress on the page, downloaded through a signed link, deleted when old.
+"""Data exports: asked for on /settings/export/, prepared by a task with its progress on
+the page, downloaded through a signed link, deleted when old.
 
 - ``request_export`` (the page's POST) makes an ``Export`` row and queues
   ``accounts.build_export`` on commit; one export at a time per person, and a

@@ -147,8 +147,8 @@ class EmailClaim(models.Model):
         return self.address
 
 
-# Every table below is keyed by its user first: they will be distributed by
-# user on Citus, like the follow tables (DESIGN.md, "Beyond one machine").
+# Every table below but RegistrationSetting is keyed by its user first, so that on
+# Citus it lives on its user's shard, like the follow tables (feed_project.sharding).
 
 
 class TwoFactor(models.Model):

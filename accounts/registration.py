@@ -168,7 +168,3 @@ def decide(
             User.objects.filter(pk=application.user_id).update(is_active=True)
             enqueue_on_commit(send_approved_mail, application.user_id, base_url)
     return True
-
-
-def is_awaiting_approval(user: User) -> bool:
-    return SignupApplication.objects.filter(user_id=user.pk, decided_at__isnull=True).exists()

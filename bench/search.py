@@ -1,4 +1,4 @@
-"""The search benchmark of issue 5: posts.search over a million posts.
+"""The search benchmark: posts.search over a million posts.
 
 Builds (once, then reuses) a world of users and posts in a dedicated
 PostgreSQL database, English and Chinese text mixed, and times the search

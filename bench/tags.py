@@ -1,4 +1,4 @@
-"""The tag-page benchmark of issue 12: ``/tags/<tag>/`` over a million posts.
+"""The tag-page benchmark: ``/tags/<tag>/`` over a million posts.
 
 Runs on the search benchmark's world (``bench.search``: 1,000,000 posts of
 20,000 authors over 60 days, 1 in 97 hidden, 1 in 89 deleted) with tag rows

@@ -135,14 +135,14 @@ DATABASES["default"].setdefault("CONN_MAX_AGE", _read("CONN_MAX_AGE", "int", 60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Server-side binding lets psycopg prepare a statement once it has run five
-    # times on a connection: the feed's statements cost more to plan (~2.5 ms)
-    # than to run (docs/BENCHMARKS.md).
+    # times on a connection: the feed's statements cost more to plan than to run
+    # (docs/BENCHMARKS.md).
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
     DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 5)  # Django sets None
     # No JIT: it compiles any statement the planner thinks costly, and the feed's
-    # set statements over 5,000-reader lists are: a chunk's trim spent 1.16 s of
-    # its 1.29 s compiling (docs/BENCHMARKS.md). OLTP statements never win it back.
+    # set statements over 5,000-reader lists are: a trim spent nearly all its time
+    # compiling (docs/BENCHMARKS.md). OLTP statements never win it back.
     DATABASES["default"]["OPTIONS"].setdefault("options", "-c jit=off")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets page reads go on while a fan-out task writes.
@@ -238,9 +238,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Celery's Django fix-up closes the database connection before and after every
-# task unless DB_REUSE_MAX is set (then every 2 x DB_REUSE_MAX tasks): ~10 ms of
-# connecting per task and psycopg's prepared statements lost (a 100,000-follower
-# fan-out is 20 chunk tasks). With it set, feed_project.celery applies Django's
+# task unless DB_REUSE_MAX is set (then every 2 x DB_REUSE_MAX tasks): a new
+# connection per task and psycopg's prepared statements lost (a 100,000-follower
+# fan-out is 10 chunk tasks). With it set, feed_project.celery applies Django's
 # request rules around each task instead: CONN_MAX_AGE, and CONN_HEALTH_CHECKS
 # (on, above) so a connection the server dropped is replaced, never used.
 CELERY_DB_REUSE_MAX = 1000
@@ -326,13 +326,12 @@ FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)
 # A post's reposts are scanned (the feed's collapse, "reposted by") up to this
 # many per person the reader follows; past that (a viral post), the reader and
 # each person they follow are probed instead: one probe costs about as much as
-# scanning 5 reposts (1,001 probes 1.4 ms, 50,000 reposts scanned 13.5 ms).
+# scanning 5 reposts (docs/BENCHMARKS.md has the figures).
 FEED_REPOSTS_SCANNED_PER_FOLLOWEE = 5
 # A pull of thousands of authors first walks the posts newest first, at most
 # this many rows per author, before it probes each author (timelines.pull.merged;
-# plain PostgreSQL only): a walked row costs about a twentieth of a probe
-# (15,500 rows in 3.8 ms, 1,001 probes in 5.9 ms on the 0.05% world); 0 never
-# walks.
+# plain PostgreSQL only): 20 walked rows cost about as much as one probe
+# (docs/BENCHMARKS.md has the figures); 0 never walks.
 FEED_PULL_WALK_ROWS_PER_AUTHOR = 20
 # Posts a process holds under their row versions for the feed (timelines.held;
 # PostgreSQL only), about 1.5-2.5 KB each (~40 MB a process at 20,000); 0 reads
@@ -539,7 +538,7 @@ CONTENT_SECURITY_POLICY = {
 }
 
 
-# --- Accounts: e-mail, two-factor, sessions, registration (issue 15) ----------
+# --- Accounts: e-mail, two-factor, sessions, registration ---------------------
 # Mail goes through Django's email framework, configured by one URL
 # (django-environ's email_url): smtp://user:pass@host:587 (smtp+tls://,
 # smtp+ssl:// for TLS), consolemail:// to print mails (the default, so

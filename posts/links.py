@@ -26,7 +26,7 @@ from posts.tags import HASHTAG, normalize_tag
 
 # Links need their scheme, as on Mastodon: "example.com" alone stays text (a file
 # name, a sentence's "end.it" typed without a space), and a text without "://"
-# needs no scan at all (0.3 ms a post otherwise: 6 ms of a page of 20).
+# needs no scan at all, which saves a page of 20 posts twenty scans.
 _LINKIFY = LinkifyIt(options={"fuzzy_link": False, "fuzzy_email": False})
 _SCHEMES = ("http://", "https://")
 SHOWN_URL_LENGTH = 30

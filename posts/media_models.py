@@ -34,7 +34,7 @@ class PostMedia(models.Model):
         db_constraint=False,
     )
     position = models.PositiveSmallIntegerField()  # 0 to 3, in the order chosen
-    # Editable after posting (issue 12, edits); the files are not.
+    # Editable after posting (posts.edits); the files are not.
     alt_text = models.TextField(max_length=MAX_ALT_TEXT_LENGTH, blank=True, default="")
     # Storage names: random, so a public bucket cannot be listed by guessing.
     file = models.CharField(max_length=200)

@@ -230,9 +230,9 @@ class Like(models.Model):
 class Report(models.Model):
     """A user's report of a post or a profile, and what a moderator did about it.
 
-    A reference table on Citus (feed_project.sharding): its keys are not
-    enforced by the database, which cannot point a copy on every node at one
-    user's shard; tests/test_integrity.py checks them.
+    A reference table on Citus (feed_project.sharding): its keys are not enforced by the
+    database, which cannot point a copy on every node at one user's shard; tests/test_sharding.py
+    checks them (test_keys_the_database_does_not_enforce_still_point_at_rows_after_the_session).
     """
 
     class Status(models.TextChoices):

@@ -1,14 +1,13 @@
 """A post in a list as HTML: the fragment every feed page repeats, compiled by Jinja2.
 
 Through Django's template engine the 20 posts of a page cost more CPU than
-everything else the page does (issue 11: about 60% of the home page's time,
-most of it per-node overhead, ``{% url %}`` and ``{% csrf_token %}`` five
-times a post). Jinja2 compiles the same fragment (``templates/posts/_post.jinja``)
-to Python; the URLs are the site's routes reversed once per script prefix with
-a placeholder for the id; the viewer's part (marks, CSRF token, the path forms
-come back to) is worked out once a page. A post is rendered once for every reader
-who sees it alike, the request's form inputs put in after (``ARTICLES``). Pages
-call it through
+everything else the page does (most of it per-node overhead, ``{% url %}`` and
+``{% csrf_token %}`` five times a post). Jinja2 compiles the same fragment
+(``templates/posts/_post.jinja``) to Python; the URLs are the site's routes
+reversed once per script prefix with a placeholder for the id; the viewer's part
+(marks, CSRF token, the path forms come back to) is worked out once a page. A
+post is rendered once for every reader who sees it alike, the request's form
+inputs put in after (``ARTICLES``). Pages call it through
 ``{% post_article post reposted_by %}`` (``posts/templatetags/post_html.py``).
 """
 
@@ -237,8 +236,8 @@ class Fragments:
             self._kept.clear()
 
 
-# ~1-2 KB each: a few MB a process. Issue 11: the content is about half of a post's
-# rendering (and all of its linkifying), 20 times a page.
+# ~1-2 KB each: a few MB a process. The content is the costliest part of a post's
+# rendering (all of its linkifying), 20 times a page.
 CONTENTS = Fragments(size=4096)
 # Whole posts as a kind of reader sees them (~3-5 KB each), their forms' inputs left as
 # a mark: what a page repeats 20 times, for every reader of a post alike.

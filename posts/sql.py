@@ -1,5 +1,5 @@
 """Plain SQL for the reads every page repeats, where building a QuerySet costs more CPU
-than the query (issue 11: 0.5-2.6 ms a query against ~0.1 ms for the same statement).
+than the query itself.
 
 Each statement keeps the filters its QuerySet had (the shard key first: the SQL
 shard-key check of tests/test_sharding.py reads these too) and runs on PostgreSQL
@@ -27,7 +27,7 @@ def among(
     the same from page to page, so psycopg parses it once (it caches statements
     of at most 50 parameters; a parameter per id had it parse 4 KB on every
     page). The array goes as its text form, cast: psycopg's dump of a Python
-    list took 0.1 ms of a 0.27 ms statement for a page's 63 keys. SQLite, the
+    list cost a large part of the statement's time. SQLite, the
     embedded default, has no arrays: a parameter each.
     """
     if connection.vendor == "postgresql":

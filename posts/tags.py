@@ -37,7 +37,7 @@ def _combining_marks() -> str:
     """Ranges of the BMP's combining marks (Unicode category M), for a character class.
 
     Python's ``\\w`` leaves them out, and without them a Devanagari or Thai word
-    (हिन्दी) stops at its first vowel sign. 189 ranges, found in ~50 ms once.
+    (हिन्दी) stops at its first vowel sign. 189 ranges, found once, at import.
     """
     ranges, start, last = [], None, 0
     for code in range(0x300, 0x10000):
@@ -132,8 +132,8 @@ def tag_page(*, tag: str, viewer_id: int | None, cursor: Cursor, limit: int | No
         # Joined on the id alone. The author too (the distribution column, which
         # Citus needs to join inside each shard) makes PostgreSQL take the two
         # conditions for independent, expect one row, and hash-join and sort a
-        # whole tag: 27 s against 13 ms cold over 1,000,000 posts (bench_search
-        # --tags). On Citus, _tag_page_routed (docs/SCALING.md).
+        # whole tag (bench_search --tags, docs/BENCHMARKS.md). On Citus,
+        # _tag_page_routed (docs/SCALING.md).
         .select_related("post", "post__author")
     )
     rows = without_muted_words(visible_to(rows, viewer_id), viewer_id, "post__")
@@ -197,6 +197,6 @@ def compute_trending(*, now: datetime | None = None) -> list[TrendingTag]:
 
 def trending() -> list[TrendingTag]:
     """The trending tags as last computed: one query of a table of ten rows, in plain
-    SQL (every home page's sidebar: the QuerySet cost 0.2 ms of CPU, issue 11)."""
+    SQL (every home page's sidebar: the QuerySet would cost more CPU than the query)."""
     sql = f"SELECT {post_sql.columns(TrendingTag)} FROM {TrendingTag._meta.db_table} ORDER BY rank"
     return post_sql.models(TrendingTag, sql, {})

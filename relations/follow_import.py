@@ -1,4 +1,4 @@
-"""Importing follows from a CSV (issue 15, item 5): the ``following.csv`` of a data export.
+"""Importing follows from a CSV: the ``following.csv`` of a data export.
 
 Two steps, so that a file is either refused whole or applied row by row
 with every row accounted for:

@@ -21,7 +21,8 @@ class Follower(models.Model):
         on_delete=models.CASCADE,
         related_name="+",
         # Not a database key: Citus refuses one between two users' shards
-        # (feed_project.sharding); tests/test_integrity.py checks it instead.
+        # (feed_project.sharding); tests/test_sharding.py checks it instead, in
+        # test_keys_the_database_does_not_enforce_still_point_at_rows_after_the_session.
         db_constraint=False,
     )
     created_at = models.DateTimeField()
@@ -56,7 +57,8 @@ class Followee(models.Model):
         on_delete=models.CASCADE,
         related_name="+",
         # Not a database key: Citus refuses one between two users' shards
-        # (feed_project.sharding); tests/test_integrity.py checks it instead.
+        # (feed_project.sharding); tests/test_sharding.py checks it instead, in
+        # test_keys_the_database_does_not_enforce_still_point_at_rows_after_the_session.
         db_constraint=False,
     )
     created_at = models.DateTimeField()
@@ -92,7 +94,8 @@ class Block(models.Model):
         on_delete=models.CASCADE,
         related_name="+",
         # Not a database key: Citus refuses one between two users' shards
-        # (feed_project.sharding); tests/test_integrity.py checks it instead.
+        # (feed_project.sharding); tests/test_sharding.py checks it instead, in
+        # test_keys_the_database_does_not_enforce_still_point_at_rows_after_the_session.
         db_constraint=False,
     )
     created_at = models.DateTimeField()

@@ -1,6 +1,6 @@
 """Who may see whom: the one module that reads blocks, follows and mutes for a viewer.
 
-The rules (DESIGN.md), each about a viewer V and a user U:
+The rules, each about a viewer V and a user U (docs/ARCHITECTURE.md, "One visibility rule"):
 
 - **blocked either way**: V blocks U or U blocks V. Neither sees the other:
   no posts, reposts of them, replies, notifications, search results, list
@@ -121,8 +121,8 @@ STANDINGS = (
 # Each standing, a primary-key probe of the viewer's rows (a follow and its options,
 # a block, a mute) or the person's (a block of the viewer, the viewer's pending
 # follow request): the names of those that hold. One statement, each leg on its
-# own user's shard; as seven QuerySets in a union, building it cost ~1 ms of CPU
-# a profile page (issue 11).
+# own user's shard; as seven QuerySets in a union, building it cost more CPU than
+# running it, on every profile page.
 _STANDINGS_SQL = f"""
 SELECT 'viewer_follows' FROM {Followee._meta.db_table} s1
   WHERE s1.user_id = %(viewer)s AND s1.followee_id = %(user)s
@@ -178,7 +178,7 @@ def sql_followed_or_self(column: str, *, few_rows: bool = False) -> str:
     PostgreSQL reads and hashes the whole list instead, which is right for
     thousands of rows but not for twenty: a prepared statement's plan does it
     anyway (it guesses two follows for any viewer), 1,000 follows hashed on
-    every page (0.12 ms of the page's 0.8 ms statement). ``OFFSET 0`` keeps it
+    every page (docs/BENCHMARKS.md has the cost). ``OFFSET 0`` keeps it
     from hashing; SQLite never hashes, and Citus refuses OFFSET in a correlated
     subquery."""
     followee = Followee._meta.db_table

@@ -1,5 +1,5 @@
 """The layout of feed_project.sharding holds: queries route by the shard key, and
-the schema has no key Citus would refuse (issue 9). Both run on plain PostgreSQL,
+the schema has no key Citus would refuse. Both run on plain PostgreSQL,
 so CI keeps them true without a Citus cluster (``make test-citus`` runs one)."""
 
 import re
@@ -186,7 +186,7 @@ def scripted_session(client_class, on_commit) -> None:
     _get(erin, "/notifications/")
     _post(erin, "/notifications/read/", on_commit=on_commit)
     _get(dora, "/search/?q=hello")
-    # Issue 13: posts at each level, the public timeline.
+    # Posts at each level, the public timeline.
     _post(erin, "/posts/new/", {"text": "friends only", "visibility": "followers"}, on_commit)
     _post(erin, "/posts/new/", {"text": "@dora just you", "visibility": "direct"}, on_commit)
     _get(dora, "/public/")
@@ -198,7 +198,7 @@ def scripted_session(client_class, on_commit) -> None:
     _get(erin, "/@fred/")
     _get(fred, "/follow-requests/")
     _post(fred, "/follow-requests/dora/accept/", on_commit=on_commit)
-    # Issue 12: a #tag, its page, trending, an edit and its history, quotes.
+    # A #tag, its page, trending, an edit and its history, quotes.
     _post(erin, "/posts/new/", {"text": "about #Topic and https://example.com"}, on_commit)
     tagged = _newest_post_id("erin")
     _get(dora, "/tags/topic/")
@@ -212,7 +212,7 @@ def scripted_session(client_class, on_commit) -> None:
     _post(fred, "/posts/new/", {"text": "me too", "quote_of": tagged}, on_commit)
     _get(erin, "/@dora/")
     _get(erin, "/notifications/")
-    # Issue 15: a data export made, shown, downloaded; a CSV of follows imported.
+    # A data export made, shown, downloaded; a CSV of follows imported.
     _post(dora, "/settings/export/", on_commit=on_commit)
     page = _get(dora, "/settings/export/").content.decode()
     _get(dora, re.search(r'href="(/settings/export/download/[^"]+/)"', page).group(1))

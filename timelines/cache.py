@@ -6,7 +6,7 @@ keys, newest first, each once; the scripts (``timelines.cache_lua``) keep it so.
 - **Why a list.** A fan-out adds the newest key to tens of thousands of caches
   at once: a list takes it with one LINSERT after the sentinel, whatever the
   cache's length. A sorted set small enough to stay compact (a listpack) scans
-  every member to add one: 5x the list's whole push at 800 keys; a large
+  every member to add one, more work than the list's whole push; a large
   one (a skiplist) takes ~100 KB for 800 keys. A list of 800 keys takes ~16 KB
   in Redis's default list encoding (docs/BENCHMARKS.md). Reads halve it by
   index to find a cursor (``cache_lua.position``).
@@ -197,10 +197,10 @@ def ttl_seconds() -> int:
 
 
 # Readers per server-side call of a "many" script. One call blocks Redis while
-# it runs, ~3.5 us a reader on the bench machine (half of them cached): 1,000
-# readers ~3.5 ms. A fan-out chunk (FEED_FANOUT_CHUNK, 10,000) is split into
-# calls of this size in one pipeline; 5,000 a call cost the same CPU a push
-# (100,000 readers, 2026-11-28), with a page waiting up to ~17 ms behind one.
+# it runs, and every page read waits behind it. A fan-out chunk
+# (FEED_FANOUT_CHUNK, 10,000) is split into calls of this size in one pipeline:
+# larger calls save no CPU a push and hold pages up longer (docs/BENCHMARKS.md
+# has the figures).
 READERS_PER_CALL = 1000
 
 
@@ -325,7 +325,7 @@ class CachedInbox:
         try:
             try:
                 # EVALSHA straight through the client: every page reads here, and
-                # redis-py's Script call costs 10 us more (2% of a cached page).
+                # redis-py's Script call adds its own Python work around the same command.
                 return self.redis.execute_command("EVALSHA", fn.sha, 1, self.key, *args)
             except NoScriptError:
                 return fn(keys=[self.key], args=args)  # loads the script, then runs it

@@ -21,13 +21,13 @@ do what they do (the sentinel, the incarnation stamp, the fill marker), is in
 # the server's collation locale, which Redis takes from its environment. It
 # reads eight bytes a side per string.byte call (a byte a call was two calls for
 # each byte two keys share), and constant arguments of redis.call are strings
-# (Lua formats a number with snprintf("%.14g") first): a pushed reader costs
-# Redis 18,418 instructions, against 25,854 before (bench.redis_instructions).
+# (Lua formats a number with snprintf("%.14g") first), so a pushed reader costs
+# Redis fewer instructions (bench.redis_instructions counts them).
 # ``position`` finds a bound in the list with one LPOS (a scan in C), else
 # halves the list by LINDEX: about ten O(1)-ish reads for 800 keys, where
-# copying the list into Lua would cost tens of microseconds. ``field`` finds its
-# line by a plain search: a pattern tried at every offset of INFO's text was half
-# of a read's instructions.
+# copying the list into Lua would copy all 800. ``field`` finds its line by a
+# plain search: a pattern is tried at every offset of INFO's text, which made it
+# the costliest part of a read.
 INCARNATION = """
 local function field(info, name)
   local _, at = string.find(info, '\\n' .. name .. ':', 1, true)
@@ -127,7 +127,7 @@ end
 # one argument, their ids in a string ("1,2,3" or "{1,2,3}"), and the script
 # builds each reader's keys from the head and tail of the inbox key around the
 # id and the marker's suffix (``cache.key_layout``). 10,000 readers as 20,000
-# KEYS cost the worker ~20 ms of CPU to build and send; the server builds the
+# KEYS cost the worker CPU to build and send; the server builds the
 # keys in about the instructions it took to parse them. A single Redis lets a
 # script touch keys it was not given. On a Redis Cluster a script reaches only
 # its own node's keys, and a slot may move to another node: the caller sends

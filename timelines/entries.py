@@ -41,14 +41,13 @@ class FeedItem:
 # original's author. An entry shows if the feed rule lets it, and if no newer
 # repost of the same original by someone the reader follows shows instead (a
 # post and its reposts collapse to the newest of them). One statement: the
-# same rules as ORM Exists() filters cost ~6 ms of query building a page.
+# same rules as ORM Exists() filters cost more to build than to run, every page.
 # Every subquery is a probe of an index led by the reader or by the original
 # (post_reposts_idx). The posts are found by their keys in scan order
 # (post_timeline_idx), so the rule is checked entry by entry until the page is
 # full, not for every key of a window three times the page (where nothing is
-# dropped, 21 entries checked instead of 63: 0.80 ms instead of 1.2 in the
-# bench world). It selects the entries' columns, or where the process holds
-# posts (timelines.held) their versions.
+# dropped, 21 entries checked instead of 63). It selects the entries' columns,
+# or where the process holds posts (timelines.held) their versions.
 _ENTRIES_SQL = """
 SELECT {selected}
 FROM {post} p
@@ -64,7 +63,7 @@ LIMIT %(limit)s
 # Whether a repost of the entry's original that the feed shows is newer than the
 # entry, looked up from the smaller side. Most originals have a few reposts:
 # those are scanned (post_reposts_idx). A viral one has hundreds of thousands,
-# nearly all by strangers: scanning them cost 22 ms a page at 50,000 (issue 11),
+# nearly all by strangers: a scan of them grows with the post's reach, every page,
 # so past %(scan_most)s reposts the reader and each person they follow are probed
 # instead ((author, original): one index lookup each). A CASE, so that PostgreSQL
 # runs each form as its own per-row subplan and never turns either into a join
@@ -102,7 +101,7 @@ def _one_line(sql: str) -> str:
     return re.sub(r"\s*\n\s*", " ", sql).strip()
 
 
-# Its texts, by form: a page formats one once per process (17 us a page otherwise).
+# Its texts, by form: formatted once per process, not once a page.
 # A process talks to one kind of database (as feed_project.sharding assumes).
 @functools.lru_cache(maxsize=64)
 def _entries_sql(*, holding: bool, ascending: bool, among_keys: str, holds: str = "") -> str:
@@ -339,7 +338,7 @@ class Prelude:
 # PostgreSQL checks before it reads anything). OFFSET 0 keeps the prelude a
 # subquery read once: pulled up into the statement, each subquery among its
 # columns ran once for each use of the column (the state's pulled authors three
-# times, 0.1-0.2 ms each on the quick bench world).
+# times).
 _AFTER_PRELUDE_SQL = """
 SELECT pre.*, ({holds}) AS holds, e.*
 FROM ({prelude} OFFSET 0) pre

@@ -155,12 +155,12 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
 # Citus runs it inside each shard (a join from Follower, sharded by the author,
 # would repartition). The range on the reader ids lets the planner range-scan.
 # No activity check: the trim sweep releases the inboxes of readers away
-# (``inbox.sweep_batch``). Joined to each reader's user row here, it was 40% of
-# the statement (a 10,000-row chunk: 107-109 ms, against 63-64 ms without).
+# (``inbox.sweep_batch``), since joined to each reader's user row here it was a
+# large part of every chunk's statement (docs/BENCHMARKS.md has the figures).
 # The chunk's followers come back as one value, an array's text (a JSON list on
-# SQLite), that the INSERT takes as it is: no row of them reaches Python (10,000
-# ints in as rows and out through psycopg's list dumper cost the worker ~10 ms
-# of CPU a chunk, a quarter of its CPU a post on the bench world).
+# SQLite), that the INSERT takes as it is: no row of them reaches Python, where
+# 10,000 ints in as rows and out through psycopg's list dumper were a large part
+# of the worker's CPU a post.
 _CHUNK_FOLLOWERS_SQL = """
 SELECT {aggregate} FROM {follower}
 WHERE user_id = %(author)s AND follower_id > %(after)s AND follower_id <= %(upto)s
@@ -183,8 +183,8 @@ RETURNING reader_id
 # A plain INSERT, unless some of the rows are in already: a run of a chunk
 # again (after its commit) or a rebuild that got there first. Then again with
 # each such row updated in place, so that it is returned too and its cache
-# pushed. ON CONFLICT on every run cost PostgreSQL 5.5 us a row (a 10,000-row
-# chunk 150 ms against 95 ms on the 0.05% world; DO NOTHING 123 ms).
+# pushed. ON CONFLICT on every run (DO NOTHING too) made every chunk's INSERT
+# costlier for the rare run that needs it (docs/BENCHMARKS.md has the figures).
 _ON_CONFLICT = "ON CONFLICT (reader_id, timeline_key) DO UPDATE SET author_id = excluded.author_id"
 
 
@@ -265,15 +265,23 @@ def _finish(post_id: str, now: datetime) -> None:
 
 
 def undelivered_posts(*, older_than: timedelta) -> list[str]:
-    """Posts whose fan-out did not finish in time and has no chunk in the outbox: the
-    plan's task was lost or failed (lost chunks are swept as outbox rows)."""
-    cutoff = timezone.now() - older_than
+    """Posts whose fan-out did not finish and is due to be planned again (``outbox.due``)
+    with no chunk in the outbox: the plan's task was lost or failed (lost chunks are
+    swept as outbox rows). Marked as sent again."""
+    now = timezone.now()
     unfinished = (
-        FanOut.objects.filter(finished_at__isnull=True, created_at__lt=cutoff)
+        FanOut.objects.filter(finished_at__isnull=True, created_at__lt=now - older_than)
         .order_by("created_at")
-        .values_list("post_id", flat=True)[: outbox.SWEEP_BATCH]
+        .values_list("post_id", "created_at", "swept_at", "sweeps")[: outbox.SWEEP_BATCH]
     )
-    return [post_id for post_id in unfinished if not _chunks_pending(post_id)]
+    due = [
+        post_id
+        for post_id, created_at, swept_at, sweeps in unfinished
+        if outbox.due(sent_at=swept_at or created_at, sweeps=sweeps, older_than=older_than, now=now)
+        and not _chunks_pending(post_id)
+    ]
+    FanOut.objects.filter(pk__in=due).update(swept_at=now, sweeps=F("sweeps") + 1)
+    return due
 
 
 # --- taking a deleted post back out ---------------------------------------------

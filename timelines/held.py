@@ -1,5 +1,5 @@
 """Posts held in this process under their rows' versions: what a feed page shows, read
-once per process rather than once per page, on PostgreSQL (issue 11).
+once per process rather than once per page, on PostgreSQL.
 
 The entries statement (``timelines.entries``) still checks the feed rule for
 every page, and for the entries it keeps it hands back each row's version
@@ -15,11 +15,10 @@ stale, only missing.
 Held posts are shared between requests and threads, so nothing may change
 them: what a reader may see of a post (what it quotes, whom it answers, their
 likes) goes beside it, in the page's context (``posts.selectors.viewer_marks``),
-never on it (a copy of each post for each page cost 2.5 us a post, 54 of a
-page's 1,050 us: issue 11). At most ``FEED_HELD_POSTS`` are held, the least
-recently shown going first. SQLite (no row versions) and Citus (where a
-statement may not join a post to its original on another shard) read posts
-with the entries, as before: ``enabled`` says which.
+never on it (which would take a copy of each post for each page). At most
+``FEED_HELD_POSTS`` are held, the least recently shown going first. SQLite (no
+row versions) and Citus (where a statement may not join a post to its original
+on another shard) read posts with the entries, as before: ``enabled`` says which.
 """
 
 from collections import OrderedDict

@@ -121,6 +121,9 @@ class FanOut(models.Model):
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
     recipients = models.PositiveIntegerField(default=0)
+    # The sweep's sendings of the plan (``outbox.due``): none yet, or when it last did.
+    sweeps = models.SmallIntegerField(default=0, db_default=0)
+    swept_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -165,6 +168,8 @@ class PendingTask(models.Model):
     args = models.CharField(max_length=200)
     changed_at = models.DateTimeField()
     version = models.PositiveIntegerField(default=1)
+    # How often the sweep has sent it since it was last recorded (``outbox.due``).
+    sweeps = models.SmallIntegerField(default=0, db_default=0)
 
     class Meta:
         indexes = [

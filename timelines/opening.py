@@ -49,8 +49,8 @@ class OpenInbox:
 # reader follows (or is) and the inbox's floor, in order, in one row (no row:
 # the inbox is not kept):
 # what every page needs before it reads keys. Most readers of a microblog follow
-# some big account; asking for them apart cost such a page a QuerySet (0.5 ms of
-# CPU). Alone it is a page's first statement; as a page's prelude
+# some big account; asking for them apart cost such a page a QuerySet of its
+# own. Alone it is a page's first statement; as a page's prelude
 # (``state_prelude``) it rides in the entries statement's round trip.
 _STATE_SQL = """
 SELECT s.built_at IS NOT NULL AS built,
@@ -74,7 +74,7 @@ _PULLED = {
 def _state_sql() -> str:
     # A probe of the reader's follows for each pulled author (the big accounts, a
     # few): left to itself, PostgreSQL hashed all of the reader's follows for a
-    # page (0.8 ms for 1,000 on the bench world, against a probe's ~0.05).
+    # page, for the sake of those few.
     followed = sql_followed_or_self("pa.author_id", few_rows=True)
     authors = (
         f"SELECT pa.author_id FROM {PullAuthor._meta.db_table} pa"

@@ -16,12 +16,13 @@ argument named by the task: a user id, or a post id, whose author owns it.
 
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
 from celery import Task
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from feed_project import queueing
@@ -31,6 +32,9 @@ from timelines.models import PendingTask
 
 # Rows queued again by one sweep: the oldest first, the rest at the next.
 SWEEP_BATCH = 1000
+# Each sending by the sweep doubles the wait before the next, up to 2**this times
+# FEED_SWEEP_AFTER_SECONDS (``due``).
+SWEEP_BACKOFF_STEPS = 4
 
 
 def enqueue(task: Task, *args: Any) -> None:
@@ -80,7 +84,7 @@ def encode(args: tuple[Any, ...] | list[Any]) -> str:
 _RECORD_SQL = """
 INSERT INTO {table} (owner, task, args, changed_at, version) VALUES (%s, %s, %s, %s, 1)
 ON CONFLICT (owner, task, args)
-DO UPDATE SET changed_at = excluded.changed_at, version = {table}.version + 1
+DO UPDATE SET changed_at = excluded.changed_at, version = {table}.version + 1, sweeps = 0
 """
 
 
@@ -122,18 +126,33 @@ def pending_with_prefix(task: str, owner: int, *first_args: Any) -> bool:
     return PendingTask.objects.filter(owner=owner, task=task, args__startswith=prefix).exists()
 
 
-def left_behind(*, older_than: timedelta) -> list[tuple[str, list[Any]]]:
-    """Calls recorded before ``older_than`` ago and still pending: (task, args), oldest first.
+def due(*, sent_at: datetime, sweeps: int, older_than: timedelta, now: datetime) -> bool:
+    """Whether work sent at ``sent_at`` and not done is to be sent again now.
 
-    Their ``changed_at`` moves to now, so that a message merely waiting in a
-    long queue is sent again once per FEED_SWEEP_AFTER_SECONDS, not at every sweep.
+    The first time after ``older_than`` (FEED_SWEEP_AFTER_SECONDS), then after
+    twice as long as the wait before, up to 2**SWEEP_BACKOFF_STEPS times it: the
+    sweep cannot tell a lost message from one still waiting in a long queue, and
+    sending each waiting one again at every interval would grow the queue faster
+    than the workers drain it.
+    """
+    return sent_at < now - older_than * 2 ** min(sweeps, SWEEP_BACKOFF_STEPS)
+
+
+def left_behind(*, older_than: timedelta) -> list[tuple[str, list[Any]]]:
+    """Calls due to be sent again (``due``), oldest first: (task, args).
+
+    Their ``changed_at`` moves to now and their ``sweeps`` count goes up.
     Crosses every owner: one of the few queries that touch every shard.
     """
     now = timezone.now()
-    rows = list(
-        PendingTask.objects.filter(changed_at__lt=now - older_than)
+    rows = [
+        (owner, task, args)
+        for owner, task, args, changed_at, sweeps in PendingTask.objects.filter(
+            changed_at__lt=now - older_than
+        )
         .order_by("changed_at")
-        .values_list("owner", "task", "args")[:SWEEP_BATCH]
-    )
-    PendingTask.objects.filter(pk__in=rows).update(changed_at=now)
+        .values_list("owner", "task", "args", "changed_at", "sweeps")[:SWEEP_BATCH]
+        if due(sent_at=changed_at, sweeps=sweeps, older_than=older_than, now=now)
+    ]
+    PendingTask.objects.filter(pk__in=rows).update(changed_at=now, sweeps=F("sweeps") + 1)
     return [(task, json.loads(args)) for _, task, args in rows]

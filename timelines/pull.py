@@ -24,8 +24,8 @@ from timelines import timeouts
 # One index range scan per author, correlated on the author (the shard key and
 # the primary key's first column), in one statement whatever the number of
 # authors: a reader following 5,000 accounts is one plan of 5,000 probes (a
-# UNION ALL of one leg per author, 500 legs a statement, spent 0.5-1 s planning
-# and building parameters). On plain PostgreSQL the authors come from an array;
+# UNION ALL of one leg per author, 500 legs a statement, was planned and had its
+# parameters built leg by leg). On plain PostgreSQL the authors come from an array;
 # on Citus from their user rows, correlated on the distribution column (posts
 # and users are colocated), which Citus pushes down whole: one task per shard,
 # the shards in parallel (it cannot push a LIMIT down a LATERAL over an array).
@@ -40,8 +40,8 @@ CROSS JOIN LATERAL (
 # author alone bounds the scan; a cursor narrows it to the ids it can reach.
 # On plain PostgreSQL each author's bounds come on its row, the arrays unnested
 # side by side: indexed by the author's position instead, a prepared statement's
-# generic plan cast both arrays again for every author (O(authors^2): page 5 of
-# a reader following 1,000 took 68 ms instead of 7 from its sixth run; issue 11).
+# generic plan cast both arrays again for every author (O(authors^2), from the
+# statement's sixth run on).
 _ARRAY = {
     "source": "unnest(%(authors)s::bigint[]) AS a(id)",
     "windowed_source": "unnest(%(authors)s::bigint[], %(lows)s::{key}[], %(highs)s::{key}[])"
@@ -211,11 +211,10 @@ def _nearest_by_author_portable(
 # Below this many rows at most (authors x limit), merged() reads every author's
 # nearest `limit` posts in one pass; above it, in two (its docstring).
 SINGLE_PASS_ROWS = 5_000
-# From this many authors merged() walks first. On the 0.05% world a reader
-# following 5,000 got a page in 8-11 ms walking instead of 46-49 ms probing,
-# while for one following 1,000 the walk missed page 5 within its budget and
-# the page took 17-21 ms instead of 11-13 (2026-11-25): the more authors, the
-# likelier their posts are dense enough.
+# From this many authors merged() walks first: for a reader following 5,000 the
+# walk found a page sooner than the probes, while for one following 1,000 it
+# missed page 5 within its budget and the page came later (docs/BENCHMARKS.md
+# has the figures). The more authors, the likelier their posts are dense enough.
 WALK_FROM_AUTHORS = 2_000
 
 # The posts from the cursor on in scan order (post_timeline_idx), every author's,

@@ -1,4 +1,4 @@
-"""The pull model of DESIGN.md, written as plainly as possible: the oracle.
+"""The pull model, written as plainly as possible: the oracle every home feed must equal.
 
 What it encodes (all through the one rule, ``posts.visibility.in_home_feed``):
 the follows of the reader now (a locked account's pending requests are no

@@ -21,7 +21,7 @@ def reposts_scanned_most(following: int) -> int:
 
 # Who of the people the reader follows (or the reader) reposted these originals:
 # the rule as SQL, as in the entries statement (as a QuerySet, building the
-# rule's subqueries cost 2.6 ms of CPU a page; issue 11). Each original's
+# rule's subqueries cost more CPU than running them, every page). Each original's
 # reposts are found from the smaller side, as there: scanned, or probed once per
 # person the reader follows (a scalar subquery per person and original).
 _SCANNED_REPOSTERS_SQL = """

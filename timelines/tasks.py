@@ -2,14 +2,12 @@
 
 Fan-out is two-level: one task per post plans the chunks of FEED_FANOUT_CHUNK
 followers, and one task per chunk writes them, so workers share a big
-fan-out. The default, 10,000, is one INSERT ... SELECT of ~0.1 s and one
-Redis pipeline of two script calls: a retry redoes a fraction of a second,
-and a 100,000-follower fan-out is 10 tasks. Measured on two worker processes
-(docs/BENCHMARKS.md, "PostgreSQL's settings and the chunk size"): 1.15-1.19 s
-end to end at 10,000, 1.31-1.35 s at 5,000 (twice the tasks' bookkeeping),
-1.50 s at 20,000 (5 tasks do not share evenly between 2 workers); at 1,000,
-100 tasks took ~40% longer (measured for commit ed90265). More workers want
-smaller chunks: a fan-out spreads over at most followers / chunk of them. Removing a deleted post is
+fan-out. The default, 10,000, is one INSERT ... SELECT and one Redis pipeline
+of two script calls: a retry redoes little, and a 100,000-follower fan-out is
+10 tasks. Smaller chunks add to the tasks' bookkeeping, larger ones share
+unevenly between workers (docs/BENCHMARKS.md, "PostgreSQL's settings and the
+chunk size", has the figures). More workers want smaller chunks: a fan-out
+spreads over at most followers / chunk of them. Removing a deleted post is
 planned the same way.
 
 Every task but the plan of a fan-out (whose outbox is the ``FanOut`` row) and
@@ -112,7 +110,10 @@ def rebuild(reader_id: int) -> None:
     Inbox(reader_id).rebuild()
 
 
-# Messages queued before the outbox carried these names: still understood.
+# The names older code gave sync_author's work, before the outbox (migration
+# timelines.0005_pending_task): a message queued then still runs. Delete both once each
+# site's queue has emptied with no process from before that migration left running:
+# nothing queues them since, and a worker drops a message whose task it does not know.
 @shared_task(name="timelines.backfill", base=FeedTask)
 def backfill(reader_id: int, author_id: int) -> None:
     Inbox(reader_id).sync_author(author_id)
@@ -151,7 +152,9 @@ def trim_inboxes(after: int = 0) -> None:
     outbox.send("timelines.trim_inboxes", last)
 
 
-# Queued by fan-outs before the sweep trimmed instead: nothing left to do.
+# Queued by fan-out chunks before the sweep above trimmed instead: nothing left to do.
+# Delete it once each site's queue has emptied with no process from before the sweep left
+# running: nothing queues it since, and a worker drops a message whose task it does not know.
 @shared_task(name="timelines.trim_chunk", base=FeedTask)
 def trim_chunk(author_id: int, after: int, upto: int) -> None:
     pass

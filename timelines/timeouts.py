@@ -75,9 +75,8 @@ def _one_trip(
     PostgreSQL runs the statements of one simple query as one implicit transaction,
     so the limit holds for this statement alone. A simple query binds its values
     on the client (psycopg's ClientCursor), so the statement is prepared by name,
-    once a connection, rather than planned every time: on the quick bench world
-    one author's pull took 0.47-0.49 ms in four round trips, ~0.42 in one planned
-    every time, 0.30-0.31 in one prepared (with no limit: 0.22-0.23; issue 11).
+    once a connection, rather than parsed anew every time, and the limit goes with
+    it in one round trip, not four (docs/BENCHMARKS.md has the figures).
     Its text may be as long as it likes: psycopg parses only the EXECUTE's. The
     server says when the statement is not prepared, so nothing here keeps track.
 

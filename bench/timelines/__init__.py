@@ -1,4 +1,4 @@
-"""The timeline benchmark of issue 3: fan-out, home feed reads and rebuilds.
+"""The timeline benchmark: fan-out, home feed reads and rebuilds.
 
 Each figure is printed beside a baseline measured in the same run, on the same
 world and the same machine:

@@ -3,7 +3,7 @@ forms: the followees as a list of ids, or as a subquery. Neither is better
 everywhere (on the 0.05% world the subquery form took page 1 in half the list
 form's time: PostgreSQL walks the posts newest first, checking each author in a
 hash of the reader's follows), so the benchmarks measure both and the best plain
-query is the faster (issue 11: the baseline is the best plain alternative)."""
+query is the faster: the engine is held to the best plain alternative."""
 
 from django.db.models import Q
 

@@ -118,9 +118,9 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
         cached, statements = timings["home_feed, cache warm"], counts["home_feed, cache warm"]
         floor = measure(_round_trips(statements), samples=options.samples, warmup=options.warmup)
         table.rows.append(timing_row(f"page {number}: its round trips alone", floor, statements))
-        # The target's baseline is the best plain query (issue 11: "the best plain
-        # pull query", beside "the per-author one"): what a Django developer writes
-        # without the engine. The engine's own per-author pull is printed beside it.
+        # The target's baseline is the best plain pull query, not a per-author one:
+        # what a Django developer writes without the engine. The engine's own
+        # per-author pull is printed beside it.
         plain = min(
             timings[label].p50
             for label in (

@@ -50,7 +50,7 @@ class WorldSpec:
             )
 
 
-# The full world is sparse by default, as the issue asks and real ones are: the
+# The full world is sparse by default, as real ones are: the
 # reader's followees write ~20,000 posts, 0.05% of ~40,000,000 (built once, ~30 min
 # here, 22 GB, and reused).
 FULL = WorldSpec(

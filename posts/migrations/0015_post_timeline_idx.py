@@ -1,4 +1,4 @@
-"""An index of posts by timeline key, for the feed's entries statement (issue 11).
+"""An index of posts by timeline key, for the feed's entries statement.
 
 Built concurrently on PostgreSQL (and Citus), so that posting goes on while it
 builds on a large table; SQLite has no such form, and needs none.

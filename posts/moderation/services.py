@@ -41,7 +41,7 @@ def is_moderator(user: User | AnonymousUser) -> bool:
 
     Moderators are staff (``accounts.moderators``; the admin lets no one else
     in), so only staff are asked for the permission: loading a user's
-    permissions is two queries, 1 ms of CPU, on every post page of every reader.
+    permissions is two queries, on every post page of every reader.
     """
     return user.is_active and (user.is_staff or user.is_superuser) and user.has_perm(MODERATE)
 

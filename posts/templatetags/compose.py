@@ -1,10 +1,10 @@
 """``{% compose_fields form %}``: the compose box's fields (``posts/_compose_fields.html``).
 
 A blank box, as every home page shows, is the same HTML every time, and
-Django's form rendering costs about 1.8 ms of CPU a page (issue 11): it is
-rendered once per process. A bound form (errors, the text sent back) or one
-with initial values (a reply) is rendered each time. With ``DEBUG`` nothing
-is kept, so template edits show at once.
+Django's form rendering is costly, so it is rendered once per process. A
+bound form (errors, the text sent back) or one with initial values (a reply)
+is rendered each time. With ``DEBUG`` nothing is kept, so template edits show
+at once.
 """
 
 from functools import cache

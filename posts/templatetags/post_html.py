@@ -83,7 +83,7 @@ def kept(context: template.Context, template_name: str, **values: object) -> Saf
     """``{% kept "posts/_trending.html" trending=trending %}``: the template rendered with
     these values once per process for the same values (``post_html.PARTS``), then
     ``{{ form_inputs }}`` made the request's (its CSRF token and the path to come back
-    to): the sidebar's parts, the same for every reader of the same rows (issue 11)."""
+    to): the sidebar's parts, the same for every reader of the same rows."""
     key = (template_name, post_html.urls(), *sorted((k, _key_of(v)) for k, v in values.items()))
 
     def render() -> SafeString:

@@ -1,6 +1,6 @@
-"""Deleting an account (issue 15, item 6): grace period, cancel by log-in, erasure.
+"""Deleting an account: grace period, cancel by log-in, erasure.
 
-The acceptance test builds the issue's numbers (1,000 followers, 500 posts
+The acceptance test builds a busy account (1,000 followers, 500 posts
 with images, likes given and received, cached feeds, a data export) partly in
 bulk, as the services would have left them, deletes the account through the
 site with no grace, and checks that no row, file under MEDIA_ROOT or Redis
@@ -152,7 +152,7 @@ def test_the_username_of_an_erased_account_is_never_given_again(
     )
 
 
-# --- the acceptance test: the issue's numbers --------------------------------------------
+# --- the acceptance test: a busy account -------------------------------------------------
 
 
 def _bulk_users(prefix: str, n: int) -> list[User]:
@@ -345,7 +345,7 @@ def test_erasing_an_account_with_a_thousand_followers(
             create_post(author=fan, text="a reply", in_reply_to=newest[-2])
         create_post(author=victim, text="my reply", in_reply_to=star_posts[0])
         repost(user=victim, post=star_posts[1])
-        # Issue 12: tags, a quote each way, an edit (its history row and notifications).
+        # Tags, a quote each way, an edit (its history row and notifications).
         create_post(author=fans[104], text="quoting #victim", quote_of=newest[-3])
         create_post(author=victim, text="quoting #star", quote_of=star_posts[3])
         edit_post(post=newest[-1], changes={"text": "edited #tagged @star"})

@@ -1,5 +1,5 @@
-"""Data exports (issue 15, item 5): progress on the page, the zip's contents, the link's
-owner and expiry, one export at a time, old archives deleted.
+"""Data exports: progress on the page, the zip's contents, the link's owner and expiry,
+one export at a time, old archives deleted.
 
 Tasks run eagerly here; tests/accounts/test_export_worker.py runs the same
 through a real Celery worker.

@@ -1,5 +1,5 @@
 """Quote a post, edit it and read its history, follow a #tag and a link: in a real browser,
-with screenshots at desktop and phone width (issue 12)."""
+with screenshots at desktop and phone width."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Images and content warnings in headless Chromium (issue 12): a post with two images
+"""Images and content warnings in headless Chromium: a post with two images
 and their alt texts, seen in a follower's feed; a content warning opened; the
 compose box's counter and alt fields; screenshots at desktop and phone width."""
 

@@ -3,7 +3,7 @@
 Each test starts a redis-server of its own (tests/private_redis.py) and
 freezes it with SIGSTOP: connecting still succeeds (the kernel accepts), and
 every reply hangs, as with a paused VM. Without socket timeouts a post hung
-until gunicorn killed the worker at 30 s (issue 10). The timeouts are the
+until gunicorn killed the worker at 30 s. The timeouts are the
 ones the settings give (SERVICE_TIMEOUT_SECONDS): only the broker's URL, or
 the cache's, is pointed at the private server.
 """
@@ -28,7 +28,7 @@ from tests.private_redis import PrivateRedis, broker_at, cache_at, private_redis
 from timelines.models import FanOut, InboxEntry
 from timelines.tasks import fan_out_post
 
-# The issue's acceptance: with the broker frozen each request answers in under 3 s.
+# What the timeouts are for: with the broker frozen each request answers in under 3 s.
 ANSWER_SECONDS = 3.0
 
 

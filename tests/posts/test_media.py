@@ -1,4 +1,4 @@
-"""Images of posts (issue 12, item 1): checked by content, re-encoded without
+"""Images of posts: checked by content, re-encoded without
 metadata, stored, shown with their alt text, and deleted with their post."""
 
 import io

@@ -1,6 +1,5 @@
-"""Images and content warnings on the pages (issue 12, items 1, 6, 7, 8): who may
-fetch an image, what lists and the detail page show, the compose box, the admin,
-the query counts, and erasure."""
+"""Images and content warnings on the pages: who may fetch an image, what lists and the
+detail page show, the compose box, the admin, the query counts, and erasure."""
 
 import re
 

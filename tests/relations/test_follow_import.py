@@ -1,5 +1,5 @@
-"""Importing follows from a CSV (issue 15, item 5): the export's following.csv, through the
-normal follow service, every row accounted for, a bad file refused whole."""
+"""Importing follows from a CSV: the export's following.csv, through the normal follow
+service, every row accounted for, a bad file refused whole."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile

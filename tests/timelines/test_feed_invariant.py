@@ -1,10 +1,12 @@
-"""The invariant every delivery path answers to (DESIGN.md).
+"""The invariant every delivery path answers to: the home feed is the pull model.
 
 For any reader, at any cursor, once the task queue has drained, the home feed
-equals the pull-model reference. Hypothesis drives random histories through
-the real services, on PostgreSQL and Redis, with Celery eager (the queue
-drains inside each step), and walks every reader's feed page by page from
-both ends.
+equals the pull-model reference (``timelines.reference``): the posts of the
+accounts the reader follows now and the reader's own, less deleted or hidden
+posts and blocked or muted authors, newest first. Hypothesis drives random
+histories through the real services, on PostgreSQL and Redis, with Celery
+eager (the queue drains inside each step), and walks every reader's feed page
+by page from both ends.
 """
 
 import contextlib

@@ -6,6 +6,7 @@ A message is "lost" here by not running the on-commit callbacks of the change
 leaves behind). The sweeper's callbacks are run, as a real commit would.
 """
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -301,6 +302,45 @@ def test_lost_chunks_are_swept_one_by_one_without_planning_the_fan_out_again(
     fan_out = FanOut.objects.get(pk=post.pk)
     assert fan_out.finished_at is not None
     assert (fan_out.chunks_done, fan_out.recipients) == (3, 3)
+
+
+def sent_ago(seconds: float) -> None:
+    """Every pending row and unfinished fan-out last (re)sent ``seconds`` ago."""
+    past = timezone.now() - timedelta(seconds=seconds)
+    PendingTask.objects.update(changed_at=past)
+    FanOut.objects.filter(finished_at__isnull=True).update(created_at=past)
+    FanOut.objects.filter(finished_at__isnull=True, swept_at__isnull=False).update(swept_at=past)
+
+
+def test_work_the_sweep_sent_again_waits_twice_as_long_each_time_before_the_next(
+    people, settings
+):
+    """A message that waits in a long queue is not lost: sending it again at every
+    interval would grow the queue faster than the workers drain it."""
+    settings.FEED_SWEEP_AFTER_SECONDS = delay = 60
+    older_than = timedelta(seconds=delay)
+    reader, author = people[:2]
+    follow(follower=reader, followee=author)  # its messages lost (nothing commits)
+    post = create_post(author=author, text="its plan's message lost")
+    calls = {(task, tuple(json.loads(args))) for _, task, args in pending()}
+    assert ("timelines.sync_author", (reader.pk, author.pk)) in calls
+
+    def swept() -> tuple[set, list[str]]:
+        sent = {(task, tuple(args)) for task, args in outbox.left_behind(older_than=older_than)}
+        return sent, fanout.undelivered_posts(older_than=older_than)
+
+    sent_ago(delay - 1)
+    assert swept() == (set(), [])
+    for waited in (1, 2, 4, 8, 16, 16):  # times the delay, then no longer
+        sent_ago(waited * delay - 1)
+        assert swept() == (set(), []), waited
+        sent_ago(waited * delay + 1)
+        assert swept() == (calls, [post.pk]), waited
+
+    # Recorded again (a new change), the call is sent at once and its waits start over.
+    outbox.record("timelines.sync_author", reader.pk, author.pk)
+    sent_ago(delay + 1)
+    assert swept()[0] == {("timelines.sync_author", (reader.pk, author.pk))}
 
 
 def test_a_deleted_posts_cleanup_is_recorded_chunk_by_chunk(followed, committed, settings):

@@ -26,7 +26,8 @@ class Notification(models.Model):
     )
     kind = models.CharField(max_length=7, choices=Kind.choices)
     # The actor's and the post's rows live on other shards than the recipient's
-    # (feed_project.sharding): no database keys; tests/test_integrity.py checks them.
+    # (feed_project.sharding): no database keys; tests/test_sharding.py checks them in
+    # test_keys_the_database_does_not_enforce_still_point_at_rows_after_the_session.
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_constraint=False
     )

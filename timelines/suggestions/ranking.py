@@ -134,7 +134,7 @@ def active_batch(after: int, *, size: int, since: datetime) -> list[int]:
 
 def suggestions_for(user_id: int, *, limit: int) -> list[Suggestion]:
     """The user's precomputed suggestions, best first: one statement on their shard, in
-    plain SQL (every home page's sidebar: the QuerySet cost 0.4 ms of CPU, issue 11)."""
+    plain SQL (every home page's sidebar: the QuerySet would cost more CPU than the query)."""
     sql = (
         f"SELECT {post_sql.columns(Suggestion)} FROM {Suggestion._meta.db_table}"
         " WHERE user_id = %(user)s ORDER BY rank LIMIT %(limit)s"

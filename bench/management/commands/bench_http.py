@@ -1,4 +1,4 @@
-"""``manage.py bench_http``: issue 11's pages over HTTP (the work is in bench.http)."""
+"""``manage.py bench_http``: the site's pages over HTTP (the work is in bench.http)."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""``manage.py bench_search``: issue 5's search benchmark (the work is in bench.search)."""
+"""``manage.py bench_search``: the search benchmark (the work is in bench.search)."""
 
 from typing import Any
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--tags",
             action="store_true",
-            help="time the tag page instead (/tags/<tag>/, issue 12): tag rows are added "
+            help="time the tag page instead (/tags/<tag>/): tag rows are added "
             "to the world once (bench.tags)",
         )
         parser.add_argument(

@@ -1,4 +1,4 @@
-"""``manage.py bench_sizing``: issue 9's sizing (the work is in bench.sizing)."""
+"""``manage.py bench_sizing``: bytes per row and per inbox (the work is in bench.sizing)."""
 
 from typing import Any
 

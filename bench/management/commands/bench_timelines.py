@@ -1,4 +1,4 @@
-"""``manage.py bench_timelines``: issue 3's benchmark (the work is in bench.timelines)."""
+"""``manage.py bench_timelines``: the timeline benchmark (the work is in bench.timelines)."""
 
 import argparse
 import os
