@@ -21,6 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
+from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 from django.core.cache import cache as django_cache
 from django.db import DatabaseError
@@ -69,7 +70,13 @@ class OutboxTask(FeedTask):
         except DatabaseError as exc:
             if self.request.called_directly or self.request.is_eager:
                 raise
-            raise self.retry(exc=exc) from exc
+            # As autoretry backs off for the work's own errors, not Celery's default
+            # three minutes: a database restart must not hold a follow's backfill that long.
+            countdown = get_exponential_backoff_interval(
+                factor=1, retries=self.request.retries, maximum=self.retry_backoff_max,
+                full_jitter=self.retry_jitter,
+            )  # fmt: skip
+            raise self.retry(exc=exc, countdown=countdown) from exc
         return result
 
 
