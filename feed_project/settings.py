@@ -236,7 +236,11 @@ CELERY_TASK_IGNORE_RESULT = True
 # A worker killed mid-task leaves its message unacknowledged, so it runs again.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Each worker process holds up to this many messages beside the one it runs: with
+# one, the consumer's fetch and acknowledgement of each message left the processes
+# idle most of the time after a fault, and backlogs drained slowly (docs/BENCHMARKS.md,
+# "Soak"). Held messages of a killed worker come back like its running one.
+CELERY_WORKER_PREFETCH_MULTIPLIER: int = _read("CELERY_WORKER_PREFETCH_MULTIPLIER", "int", 4)
 # Celery's Django fix-up closes the database connection before and after every
 # task unless DB_REUSE_MAX is set (then every 2 x DB_REUSE_MAX tasks): a new
 # connection per task and psycopg's prepared statements lost (a 100,000-follower

@@ -377,7 +377,10 @@ def test_killing_the_worker_mid_fan_out_still_delivers_every_key_exactly_once(re
                 )
         # The transaction stays open: those two rows are locked, not committed.
 
-        first = real_queue.start_worker(FEED_FANOUT_CHUNK=str(CHUNK))  # an hour to redeliver
+        # One message a process, so that the picture at the kill is exact.
+        first = real_queue.start_worker(
+            FEED_FANOUT_CHUNK=str(CHUNK), CELERY_WORKER_PREFETCH_MULTIPLIER="1"
+        )  # an hour to redeliver
         wait_until(
             lambda: backends_waiting_on_locks(database) == len(BLOCKED_CHUNKS),
             what="both worker processes to stop inside chunks 7 and 8",
