@@ -26,7 +26,7 @@ from posts import selectors, tags
 from posts.mentions import existing_mentions
 from posts.models import Post, PostEdit, PostMedia
 from posts.signals import post_edited
-from posts.visibility import is_live, may_see
+from posts.visibility import is_live
 
 EDITABLE_FIELDS: tuple[str, ...] = ("text", "spoiler_text")
 
@@ -53,8 +53,8 @@ def editable_post(*, user_id: int | None, post_id: str) -> Post:
 def post_with_history(*, viewer_id: int | None, post_id: str) -> Post:
     """The post whose versions the viewer may read: a live post they may see, not a
     repost (it has no words of its own to have changed); else NotFound."""
-    post = selectors.live_post(post_id)
-    if post.repost_of_id or not may_see(viewer_id, post):
+    post = selectors.visible_post(viewer_id=viewer_id, post_id=post_id)
+    if post.repost_of_id:
         raise NotFound(selectors.NO_SUCH_POST)
     return post
 

@@ -69,10 +69,12 @@ def pending() -> set[tuple[int, str, str]]:
 
 
 def age_outbox(seconds: float = 3600) -> None:
-    """Make every pending row and unfinished fan-out look old enough to sweep."""
+    """Every pending row and unfinished fan-out last (re)sent ``seconds`` ago: by default,
+    old enough to sweep."""
     past = timezone.now() - timedelta(seconds=seconds)
     PendingTask.objects.update(changed_at=past)
     FanOut.objects.filter(finished_at__isnull=True).update(created_at=past)
+    FanOut.objects.filter(finished_at__isnull=True, swept_at__isnull=False).update(swept_at=past)
 
 
 def sweep(committed) -> int:
@@ -304,14 +306,6 @@ def test_lost_chunks_are_swept_one_by_one_without_planning_the_fan_out_again(
     assert (fan_out.chunks_done, fan_out.recipients) == (3, 3)
 
 
-def sent_ago(seconds: float) -> None:
-    """Every pending row and unfinished fan-out last (re)sent ``seconds`` ago."""
-    past = timezone.now() - timedelta(seconds=seconds)
-    PendingTask.objects.update(changed_at=past)
-    FanOut.objects.filter(finished_at__isnull=True).update(created_at=past)
-    FanOut.objects.filter(finished_at__isnull=True, swept_at__isnull=False).update(swept_at=past)
-
-
 def test_work_the_sweep_sent_again_waits_twice_as_long_each_time_before_the_next(
     people, settings
 ):
@@ -329,17 +323,17 @@ def test_work_the_sweep_sent_again_waits_twice_as_long_each_time_before_the_next
         sent = {(task, tuple(args)) for task, args in outbox.left_behind(older_than=older_than)}
         return sent, fanout.undelivered_posts(older_than=older_than)
 
-    sent_ago(delay - 1)
+    age_outbox(delay - 1)
     assert swept() == (set(), [])
     for waited in (1, 2, 4, 8, 16, 16):  # times the delay, then no longer
-        sent_ago(waited * delay - 1)
+        age_outbox(waited * delay - 1)
         assert swept() == (set(), []), waited
-        sent_ago(waited * delay + 1)
+        age_outbox(waited * delay + 1)
         assert swept() == (calls, [post.pk]), waited
 
     # Recorded again (a new change), the call is sent at once and its waits start over.
     outbox.record("timelines.sync_author", reader.pk, author.pk)
-    sent_ago(delay + 1)
+    age_outbox(delay + 1)
     assert swept()[0] == {("timelines.sync_author", (reader.pk, author.pk))}
 
 
