@@ -1,4 +1,4 @@
-"""Time a fan-out chunk's cache push: one key to N live caches (timelines.cache.push).
+"""Time a fan-out chunk's cache push: one key to N live caches (timelines.home._cache.push).
 
 For comparing a single Redis with a Redis Cluster (docs/SCALING.md). Uses the
 database and Redis of the environment; empties that Redis (or every master)::
@@ -24,7 +24,7 @@ def main(readers: int, runs: int, entries: int) -> str:
     django.setup()
     from redis.cluster import RedisCluster
 
-    from timelines import cache
+    from timelines.home import _cache as cache
 
     redis = cache.client()
     if redis is None:

@@ -24,7 +24,7 @@ def main(label: str) -> None:
     from accounts.models import User
     from bench.timelines.reads import one_followee_pulled
     from feed_project.pagination import Cursor
-    from timelines.feed import home_feed
+    from timelines.home._page import home_feed
 
     reader = User.objects.get(username="bench_reader")
     deep = Cursor()

@@ -38,7 +38,7 @@ from posts import services as posts_services
 from posts.models import Post
 from relations import services as relations_services
 from relations.models import Followee
-from timelines.feed import home_feed
+from timelines.home import home_feed
 
 Log = Callable[[str], None]
 MARKER_PREFIX = "bench_http world v1"

@@ -21,7 +21,7 @@ def main(label: str) -> None:
     from accounts.models import User
     from feed_project.pagination import Cursor
     from posts import post_html, selectors
-    from timelines.feed import home_feed
+    from timelines.home._page import home_feed
 
     reader = User.objects.get(username="demo")
     items = home_feed(reader=reader, cursor=Cursor()).items

@@ -4,7 +4,7 @@ Wall time and CPU seconds on these shared machines swing 2x from one run to
 the next; an instruction count does not (valgrind counts them the same with
 the other core busy). Starts a private redis-server under callgrind, fills
 caches, and prints the server's instructions per operation, called through
-``timelines.cache`` as the tree it runs from calls it. Run it from two
+``timelines.home._cache`` as the tree it runs from calls it. Run it from two
 checkouts in turn to compare them::
 
     DATABASE_URL=... SECRET_KEY=... python -m bench.redis_instructions [readers] [reads]
@@ -93,7 +93,7 @@ def main(readers: int, reads: int) -> list[str]:
         import django
 
         django.setup()
-        from timelines import cache
+        from timelines.home import _cache as cache
 
         try:
             redis = cache.client()

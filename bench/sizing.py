@@ -6,7 +6,7 @@ committed, measured, then deleted), and reads how much each table grew
 (heap, indexes and TOAST; on a Citus coordinator, over every shard): bytes
 per row as freshly written, so real tables, whose indexes split and bloat,
 run larger. A Redis list filled like a cached inbox at
-the cap (``FEED_INBOX_CAP`` keys, through ``timelines.cache``) gives the
+the cap (``FEED_INBOX_CAP`` keys, through ``timelines.home._cache``) gives the
 memory of one cached inbox (``MEMORY USAGE``). Then it multiplies by a
 written-down model of one user (``PerUser``) for each population.
 """
@@ -25,8 +25,8 @@ from feed_project import sharding
 from posts import ids
 from posts.models import Like, Post
 from relations.models import Followee, Follower
-from timelines import cache
-from timelines.models import InboxEntry, InboxState
+from timelines.home import _cache as cache
+from timelines.home._models import InboxEntry, InboxState
 from timelines.notifications.models import Notification
 
 Log = Callable[[str], None]
@@ -181,7 +181,7 @@ def bytes_per_row(log: Log, n: int = SAMPLE) -> dict[str, float]:
 def cached_inbox_bytes(reader_id: int = 2**31 - 7) -> tuple[int, str]:
     """``MEMORY USAGE`` and encoding of a cached inbox holding FEED_INBOX_CAP keys.
 
-    Written through ``timelines.cache`` as a rebuild writes it, for a reader id
+    Written through ``timelines.home._cache`` as a rebuild writes it, for a reader id
     no one has, and deleted after.
     """
     redis = cache.client()

@@ -35,7 +35,7 @@ def main(reposts: int, samples: int) -> None:
     from posts import ids
     from posts.models import Post
     from relations.selectors import followee_ids
-    from timelines.feed import home_feed
+    from timelines.home._page import home_feed
 
     reader = User.objects.filter(username="bench_reader").first()
     if reader is None:

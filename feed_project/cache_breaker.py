@@ -14,11 +14,11 @@ Every client of the cache Redis is one of these: django-redis builds
 ``GuardedRedis`` (settings: ``CACHES`` OPTIONS ``REDIS_CLIENT_CLASS``), or
 ``GuardedRedisCluster`` for a cluster (``feed_project.redis_cluster``), so the
 Django cache (rate limits, throttles) and the inbox caches, which take their
-client from django-redis, honour it; ``timelines.cache`` wraps the calls it
+client from django-redis, honour it; ``timelines.home._cache`` wraps the calls it
 sends to a cluster's nodes itself in ``guarding``.
 
 A write skipped is a write lost, and others may fill caches meanwhile (their
-pause may be over, or never began). ``timelines.cache`` therefore bumps the
+pause may be over, or never began). ``timelines.home._cache`` therefore bumps the
 cache generation at the first write a pause loses (``Pause.lost_writes_noted``),
 and holds the new generation back from every process until the pause is over
 (``Pause.ends_at``, plus CLOCK_SKEW_SECONDS): no cache of it can exist while
@@ -63,7 +63,7 @@ class Pause:
         self.key = key
         self.until = time.monotonic() + seconds
         self.ends_at = time.time() + seconds  # the same moment by the wall clock, for others
-        # Set once the writes this pause loses are accounted for (timelines.cache):
+        # Set once the writes this pause loses are accounted for (timelines.home._cache):
         # after that step succeeds, so that a failed one is tried at the next loss.
         self.lost_writes_noted = False
 

@@ -169,7 +169,7 @@ if not 0 < SERVICE_TIMEOUT_SECONDS <= 60:
 
 # --- Redis: the feed cache, switched on by REDIS_URL ----------------------------
 # A cache: it may lose everything (run it without persistence, README) and the
-# site never serves what it missed (timelines.cache). Also the broker, unless
+# site never serves what it missed (timelines.home._cache). Also the broker, unless
 # CELERY_BROKER_URL names another.
 # A Redis Cluster is named by redis+cluster:// (rediss+cluster:// with TLS) and
 # one or more of its nodes, comma-separated: feed_project.redis_cluster.
@@ -319,10 +319,10 @@ FEED_BIG_ACCOUNT_FOLLOWERS: int = _read("FEED_BIG_ACCOUNT_FOLLOWERS", "int", 10_
 FEED_REBUILD_PER_AUTHOR: int = _read("FEED_REBUILD_PER_AUTHOR", "int", 50)
 # A first visit (or a return after missing pushes) rebuilds the inbox before the
 # page when the reader follows at most this many accounts; above it the rebuild
-# is queued and the pages are pulled until it is done (timelines.opening.open_built).
+# is queued and the pages are pulled until it is done (timelines.home._state.open_built).
 FEED_REBUILD_INLINE_FOLLOWING: int = _read("FEED_REBUILD_INLINE_FOLLOWING", "int", 2000)
 FEED_CACHE_TTL_DAYS: int = _read("FEED_CACHE_TTL_DAYS", "int", 3)
-# The home feed's entries (timelines.entries) and the pull (timelines.pull) in
+# The home feed's entries (timelines.home._items) and the pull (timelines.home._pull) in
 # their Citus forms:
 # None finds out (on for a Citus coordinator), True/False force it (tests).
 FEED_ROUTED_READS: bool | None = None
@@ -333,13 +333,13 @@ FEED_PULL_TIMEOUT_MS: int = _read("FEED_PULL_TIMEOUT_MS", "int", 200)
 # scanning 5 reposts (docs/BENCHMARKS.md has the figures).
 FEED_REPOSTS_SCANNED_PER_FOLLOWEE = 5
 # A pull of thousands of authors first walks the posts newest first, at most
-# this many rows per author, before it probes each author (timelines.pull.merged;
+# this many rows per author, before it probes each author (timelines.home._pull.merged;
 # plain PostgreSQL only): 20 walked rows cost about as much as one probe
 # (docs/BENCHMARKS.md has the figures); 0 never walks.
 FEED_PULL_WALK_ROWS_PER_AUTHOR = 20
-# Posts a process holds under their row versions for the feed (timelines.held;
+# Posts a process holds under their row versions for the feed (timelines.home._held_posts;
 # PostgreSQL only), about 1.5-2.5 KB each (~40 MB a process at 20,000); 0 reads
-# them with every page, in the entries statement (timelines.entries).
+# them with every page, in the entries statement (timelines.home._items).
 FEED_HELD_POSTS: int = _read("FEED_HELD_POSTS", "int", 20_000)
 # Trimming an inbox reads its keys, so no write trims the table: a sweep trims
 # every kept inbox once per this many seconds, FEED_TRIM_BATCH inboxes a task

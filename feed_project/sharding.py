@@ -168,7 +168,7 @@ def on_citus(connection) -> bool:
     """Whether this connection's database is a Citus coordinator (asked once per database).
 
     Reads that would join one user's shard to another's take their routed
-    form there (``timelines.entries``).
+    form there (``timelines.home._items``).
     """
     if connection.vendor != "postgresql":
         return False

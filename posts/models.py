@@ -157,7 +157,7 @@ class Post(models.Model):
                 name="post_replies_idx",
                 condition=models.Q(in_reply_to__isnull=False),
             ),
-            # Feed entries by their keys, newest first (timelines.entries): the
+            # Feed entries by their keys, newest first (timelines.home._items): the
             # statement stops at the page's last entry instead of checking every
             # key it was given against the feed rule.
             models.Index(fields=["timeline_key"], name="post_timeline_idx"),

@@ -8,7 +8,7 @@ may not see it: deleted, hidden, or by someone blocked either way.
 Lists load the quoted posts of a whole page in one query (``quoted_posts``,
 called by ``posts.selectors.viewer_marks``) and hand them to each post's
 rendering beside the post: what a reader may see is never kept on the post,
-which a feed shares with every reader (``timelines.held``). A post rendered
+which a feed shares with every reader (``timelines.home._held_posts``). A post rendered
 without them loads its own, which the pages' query-count tests would catch.
 """
 

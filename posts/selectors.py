@@ -174,7 +174,7 @@ def viewer_marks(user: User | AnonymousUser | None, posts: Iterable[Post]) -> di
     posts.quotes: one query more when the page holds a quote), and whom its
     replies answer (``reply_names``: one query more when a reply's parent is
     not on the page). None of it is kept on the posts: a feed's are shared by
-    every reader (timelines.held).
+    every reader (timelines.home._held_posts).
     """
     posts = list(posts)
     post_ids = [post.pk for post in posts]

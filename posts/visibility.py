@@ -21,7 +21,7 @@
   reposter's reposts are not hidden by the reader (``Followee.hide_reposts``).
 
 The feed rule comes in three dialects side by side: a ``Q`` (the pull-model
-reference), SQL (the entries statement of ``timelines.entries``) and checks
+reference), SQL (the entries statement of ``timelines.home._items``) and checks
 over a ``relations.visibility.Standing`` read first (its form for a Citus
 cluster, where one statement may not join users' shards);
 ``tests/posts/test_visibility.py`` holds them equal.

@@ -10,7 +10,7 @@ from feed_project import cache_breaker
 from feed_project.celery import app as celery_app
 from relations.services import follow
 from tests.factories import UserFactory
-from timelines import held
+from timelines.home import _held_posts as held
 
 PASSWORD = "correct-horse-battery"
 
@@ -45,7 +45,7 @@ def _fast_password_hashing(settings):
 @pytest.fixture(autouse=True)
 def _eager_celery_and_clean_cache():
     """Tasks run in process (a worker test opts out); each test starts with empty caches,
-    Redis's and this process's (timelines.held), and no pause of a cache Redis left by
+    Redis's and this process's (timelines.home._held_posts), and no pause of a cache Redis left by
     another test (feed_project.cache_breaker)."""
     celery_app.conf.task_always_eager = True
     cache_breaker.forget_failures()
@@ -70,7 +70,7 @@ def _every_cache_call_succeeds_on_a_redis_cluster(request, settings, caplog):
     failed = [
         record.getMessage()
         for record in caplog.records
-        if record.name in ("timelines.cache", "django_redis.cache")
+        if record.name in ("timelines.home._cache", "django_redis.cache")
         and record.levelno >= logging.WARNING
     ]
     assert not failed, f"cache calls failed on the Redis Cluster: {failed}"

@@ -41,3 +41,16 @@ def test_the_architecture_document_names_each_contract_and_its_modules():
             assert f"`{module}`" in row or f"`{short}`" in row, (contract["name"], module)
         layers = [row.find(f"`{layer}`") for layer in contract.get("layers", [])]
         assert -1 not in layers and layers == sorted(layers), (contract["name"], row)
+
+
+def test_every_path_the_room_table_names_exists():
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    table = text[text.index("| capability | room |") :].split("\n\n", 1)[0]
+    paths = [
+        path
+        for row in table.splitlines()[2:]
+        for path in re.findall(r"`([^`\s]+/[^`\s]*)`", row.rsplit("|", 2)[1])
+    ]
+    assert len(paths) > 40
+    missing = [path for path in paths if not (ROOT / path).exists()]
+    assert missing == []

@@ -53,7 +53,7 @@ ALLOWED = [
         r"FROM unnest\(%\(authors\)s::bigint\[\].*?\) AS \w+\([^)]*\)\s+CROSS JOIN LATERAL",
         "pull and rebuild on plain PostgreSQL: one statement of LATERAL index scans, one "
         "per author, each pinned by its author from an array; Citus cannot push a LIMIT "
-        "down that LATERAL, so there timelines.pull reads the authors from their user "
+        "down that LATERAL, so there timelines.home._pull reads the authors from their user "
         "rows (colocated with posts, pushed down whole) and the rebuild takes that pull",
         plain_only=True,
     ),

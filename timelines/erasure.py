@@ -1,10 +1,7 @@
 """timelines' part of erasing an account (accounts.deletion).
 
-- the user's inbox (rows, state) and Redis cache;
-- the user's posts in other readers' inboxes: rows carry the author, so one
-  statement across shards finds the readers, and their caches lose the
-  author's keys once the erasure commits (the posts are gone already: reads
-  join live posts, so a cache a Redis outage kept stale still shows nothing);
+- the home feed's part (``timelines.home.erase``): the user's inbox and cache,
+  and the user's posts in other readers' inboxes;
 - notifications to the user, by the user, or about the user's posts, with
   each recipient's unread counter;
 - contact degrees and suggestions of the user and about the user;
@@ -15,37 +12,19 @@
 from collections import Counter
 from typing import Any
 
-from django.db import transaction
 from django.db.models import F, Q
 
 from accounts.models import User
 from posts import ids
-from timelines import cache
-from timelines.models import (
-    Conversation,
-    ConversationMessage,
-    FanOut,
-    InboxEntry,
-    InboxState,
-    PendingTask,
-    PullAuthor,
-)
+from timelines import home
+from timelines.models import Conversation, ConversationMessage, FanOut, PendingTask, PullAuthor
 from timelines.notifications.models import Notification
 from timelines.suggestions.models import Contact, Suggestion
 
 
 def erase_reader_and_author(*, user_id: int) -> None:
     low, high = ids.post_id_range(user_id)
-
-    readers = set(
-        InboxEntry.objects.filter(author_id=user_id)
-        .exclude(reader_id=user_id)
-        .values_list("reader_id", flat=True)
-        .distinct()
-    )
-    InboxEntry.objects.filter(author_id=user_id).delete()
-    InboxEntry.objects.filter(reader_id=user_id).delete()
-    InboxState.objects.filter(reader_id=user_id).delete()
+    home.erase(user_id)
 
     about = Q(actor_id=user_id) | Q(post_id__gte=low, post_id__lt=high)
     unread = Counter(
@@ -72,13 +51,6 @@ def erase_reader_and_author(*, user_id: int) -> None:
     PendingTask.objects.filter(owner=user_id).delete()
     FanOut.objects.filter(post_id__gte=low, post_id__lt=high).delete()
     PullAuthor.objects.filter(author_id=user_id).delete()
-
-    def forget_cached() -> None:
-        cache.drop(user_id)
-        for reader_id in readers:
-            cache.remove_author(reader_id, user_id)
-
-    transaction.on_commit(forget_cached, robust=True)
 
 
 def on_account_erasing(sender: Any, user_id: int, **kwargs: Any) -> None:

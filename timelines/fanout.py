@@ -2,10 +2,10 @@
 
 Delivery is planned, then done chunk by chunk: ``plan_fan_out`` decides push
 or pull (big accounts are pulled at read time) and cuts the followers into
-chunks of FEED_FANOUT_CHUNK by follower id; ``deliver_chunk`` writes one chunk
-with one statement. A deleted post is taken out the same way
-(``plan_removal``, ``remove_chunk``). Each step is idempotent, so tasks may
-run twice.
+chunks of FEED_FANOUT_CHUNK by follower id; ``deliver_chunk`` has the home
+feed (``timelines.home``) write one chunk with one statement. A deleted post
+is taken out the same way (``plan_removal``, ``remove_chunk``). Each step is
+idempotent, so tasks may run twice.
 
 Nothing is lost with a message: the ``FanOut`` row is written with the post,
 and each planned chunk is a row of the outbox (``timelines.outbox``) written
@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -28,9 +28,8 @@ from accounts.models import User
 from posts import ids
 from posts.models import Post, Visibility
 from relations.models import Follower
-from timelines import inbox, outbox
-from timelines.inbox import Inbox
-from timelines.models import FanOut, InboxEntry, InboxState, PullAuthor
+from timelines import home, outbox
+from timelines.models import FanOut, PullAuthor
 
 # The tasks of delivery, by name (timelines.tasks registers them): the outbox
 # records calls of them.
@@ -127,10 +126,7 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
         FanOut.objects.filter(pk=post_id).update(mode=FanOut.Mode.PULL, started_at=now)
         _finish(post_id, now)
         return []
-    # The author sees their own post at once, whatever their activity.
-    own = Inbox(post.author_id)
-    if own.is_kept():
-        own.push([(post.timeline_key, post.author_id)])
+    home.deliver_own(timeline_key=post.timeline_key, author_id=post.author_id)
     chunks = readers_chunks(
         author_id=post.author_id, visibility=post.visibility, recipients=post.recipients
     )
@@ -149,53 +145,9 @@ def plan_fan_out(*, post_id: str) -> list[Chunk]:
     return chunks
 
 
-# The chunk's followers come first, from the author's Follower rows (one
-# shard); the INSERT ... SELECT then takes those with a kept inbox from the
-# state rows by reader id, the shard key of both the state and the inbox, so
-# Citus runs it inside each shard (a join from Follower, sharded by the author,
-# would repartition). The range on the reader ids lets the planner range-scan.
-# No activity check: the trim sweep releases the inboxes of readers away
-# (``inbox.sweep_batch``), since joined to each reader's user row here it was a
-# large part of every chunk's statement (docs/BENCHMARKS.md has the figures).
-# The chunk's followers come back as one value, an array's text (a JSON list on
-# SQLite), that the INSERT takes as it is: no row of them reaches Python, where
-# 10,000 ints in as rows and out through psycopg's list dumper were a large part
-# of the worker's CPU a post.
-_CHUNK_FOLLOWERS_SQL = """
-SELECT {aggregate} FROM {follower}
-WHERE user_id = %(author)s AND follower_id > %(after)s AND follower_id <= %(upto)s
-"""
-_FOLLOWERS = {
-    "postgresql": ("array_agg(follower_id)::text", "= ANY(%(followers)s::text::bigint[])"),
-    "sqlite": ("json_group_array(follower_id)", "IN (SELECT value FROM json_each(%(followers)s))"),
-}
-# The target's alias: pushed down to many shards without one, Citus wrote the
-# RETURNING list against the table's own name, which the shard's statement lacks.
-_PUSH_CHUNK_SQL = """
-INSERT INTO {inbox} AS i (reader_id, timeline_key, author_id)
-SELECT s.reader_id, %(key)s, %(author)s
-FROM {state} s
-WHERE s.reader_id {in_followers}
-  AND s.reader_id > %(after)s AND s.reader_id <= %(upto)s
-{on_conflict}
-RETURNING reader_id
-"""
-# A plain INSERT, unless some of the rows are in already: a run of a chunk
-# again (after its commit) or a rebuild that got there first. Then again with
-# each such row updated in place, so that it is returned too and its cache
-# pushed. ON CONFLICT on every run (DO NOTHING too) made every chunk's INSERT
-# costlier for the rare run that needs it (docs/BENCHMARKS.md has the figures).
-_ON_CONFLICT = "ON CONFLICT (reader_id, timeline_key) DO UPDATE SET author_id = excluded.author_id"
-
-
 def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
-    """Push one post into the inboxes of one chunk of its author's followers.
-
-    The chunk's follower ids, then one INSERT ... SELECT: those whose inbox is
-    kept. Should some of the rows be in already, it runs again with ON
-    CONFLICT DO UPDATE (not DO NOTHING), so that a retry still returns every
-    recipient and the cache push reaches them all. Returns the number of
-    recipients.
+    """Push one post into the inboxes of one chunk of its author's followers (those
+    whose inbox is kept: ``home.deliver_to_followers``); returns how many.
 
     The chunk's outbox row goes once its rows are in; the first completion of
     each distinct chunk is counted, and the fan-out finishes when none is left.
@@ -210,37 +162,14 @@ def deliver_chunk(*, post_id: str, chunk: Chunk) -> int:
     if post is None or post["deleted_at"] is not None:
         _chunk_done(post_id, claim, 0)
         return 0
-    tables = {
-        "inbox": InboxEntry._meta.db_table,
-        "follower": Follower._meta.db_table,
-        "state": InboxState._meta.db_table,
-    }
-    params = {
-        "key": post["timeline_key"],
-        "author": post["author_id"],
-        "after": chunk.after,
-        "upto": chunk.upto,
-    }
-    try:
-        readers = _insert_chunk(tables, params, on_conflict="")
-    except IntegrityError:  # some rows are in already (_ON_CONFLICT)
-        readers = _insert_chunk(tables, params, on_conflict=_ON_CONFLICT)
-    inbox.pushed(readers, post["timeline_key"])
+    readers = home.deliver_to_followers(
+        timeline_key=post["timeline_key"],
+        author_id=post["author_id"],
+        after=chunk.after,
+        upto=chunk.upto,
+    )
     _chunk_done(post_id, claim, len(readers))
     return len(readers)
-
-
-def _insert_chunk(tables: dict[str, str], params: dict, *, on_conflict: str) -> list[int]:
-    """The chunk's inbox rows, in one transaction: the readers they went to."""
-    aggregate, in_followers = _FOLLOWERS[connection.vendor]
-    with transaction.atomic(), connection.cursor() as db:
-        db.execute(_CHUNK_FOLLOWERS_SQL.format(aggregate=aggregate, **tables), params)
-        followers = db.fetchone()[0]
-        statement = _PUSH_CHUNK_SQL.format(
-            in_followers=in_followers, on_conflict=on_conflict, **tables
-        )
-        db.execute(statement, {**params, "followers": followers})
-        return [row[0] for row in db.fetchall()]
 
 
 def _chunk_done(post_id: str, claim: outbox.Claim, recipients: int) -> None:
@@ -301,7 +230,7 @@ def plan_removal(*, post_id: str) -> list[Chunk]:
     )
     if post is None:
         return []
-    inbox.remove_key([post["author_id"]], post["timeline_key"])
+    home.withdraw([post["author_id"]], post["timeline_key"])
     chunks = readers_chunks(
         author_id=post["author_id"], visibility=post["visibility"], recipients=post["recipients"]
     )
@@ -312,14 +241,13 @@ def plan_removal(*, post_id: str) -> list[Chunk]:
 
 
 def remove_chunk(*, post_id: str, chunk: Chunk) -> None:
-    """Clean a deleted post's key out of one chunk of inboxes, filtered by reader
-    (the shard key), like every query."""
+    """Clean a deleted post's key out of one chunk of inboxes."""
     post = Post.objects.with_id(post_id).values("timeline_key", "author_id").first()
     if post is None:
         return
-    readers = list(
-        Follower.objects.filter(
-            user_id=post["author_id"], follower_id__gt=chunk.after, follower_id__lte=chunk.upto
-        ).values_list("follower_id", flat=True)
+    home.withdraw_from_followers(
+        timeline_key=post["timeline_key"],
+        author_id=post["author_id"],
+        after=chunk.after,
+        upto=chunk.upto,
     )
-    inbox.remove_key(readers, post["timeline_key"])

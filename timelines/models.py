@@ -1,73 +1,11 @@
-"""The sync store of seed 002: each reader's inbox of timeline keys, and its bookkeeping."""
+"""Delivery's bookkeeping: the pulled authors, each post's fan-out, and the outbox.
+
+The inbox tables belong to the home feed (``timelines.home``), which alone
+touches them; they are registered here, with the rooms' own models.
+"""
 
 from django.conf import settings
 from django.db import models
-
-from posts import ids
-from posts.fields import KeyField
-
-
-class InboxEntry(models.Model):
-    """One post key in one reader's inbox.
-
-    Keyed by (reader, timeline key): the reader is the shard key and the range
-    scan of a feed page. The author id rides along so that unfollowing removes
-    that author's entries without decoding keys (seed 004). No foreign-key
-    constraints: this is derived data, written 100,000 rows at a time, and the
-    read joins to live posts anyway.
-
-    An inbox is complete from its floor (``InboxState.floor``): every post of
-    the authors pushed to it with a key at or above both the floor and the
-    oldest entry not below it is there. Reads that go below fall back to the
-    pull model.
-    """
-
-    pk = models.CompositePrimaryKey("reader_id", "timeline_key")
-    reader = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        related_name="+",
-        db_index=False,
-        db_constraint=False,
-    )
-    timeline_key = KeyField()
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.DO_NOTHING,
-        related_name="+",
-        db_index=False,
-        db_constraint=False,
-    )
-
-    class Meta:
-        verbose_name_plural = "inbox entries"
-
-    def __str__(self) -> str:
-        return f"{self.reader_id}:{self.timeline_key}"
-
-
-class InboxState(models.Model):
-    """A reader whose inbox is being kept: pushed to, and trusted on reads once built.
-
-    No row means the inbox must be rebuilt by pull before it is read: a reader
-    who never came, or whose inbox the trim sweep released while they were away
-    (``timelines.inbox.sweep_batch``).
-    """
-
-    reader = models.OneToOneField(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
-    )
-    built_at = models.DateTimeField(null=True, blank=True)
-    # What the inbox vouches for starts here: every post of the feed with a key at
-    # or above both this and the oldest entry not below it is in the inbox, unless
-    # its delivery is still on its way. Raised (never lowered while the row lives)
-    # by whatever cuts the inbox: the trim, a rebuild cut off by its pull or the
-    # cap. A late delivery can write an entry below it (the trim deleted what lay
-    # around that key): reads ignore such entries, and the next trim deletes them.
-    floor = KeyField(default=ids.LOWEST_KEY, db_default=ids.LOWEST_KEY)
-
-    def __str__(self) -> str:
-        return f"inbox of {self.reader_id}"
 
 
 class PullAuthor(models.Model):
@@ -181,33 +119,19 @@ class PendingTask(models.Model):
         return f"{self.task}{self.args} for {self.owner}"
 
 
-class CacheGeneration(models.Model):
-    """One row: bumped whenever a Redis write fails, so no cache missing it is read.
-
-    Redis keys carry the generation; after an outage every reader's cache is
-    refilled from the inbox table instead of serving what was missed.
-    """
-
-    value = models.PositiveBigIntegerField(default=0)
-
-    def __str__(self) -> str:
-        return f"cache generation {self.value}"
-
-
-# Notifications have a room of their own; Django finds their model here.
-# So have private messages, and who to follow.
+# Django finds the models of the rooms inside timelines here: the home feed's inbox
+# tables (not named here: only timelines.home may use them), notifications, private
+# messages and who to follow.
 from timelines.conversations.models import Conversation, ConversationMessage  # noqa: E402
+from timelines.home import _models as _home_models  # noqa: E402, F401
 from timelines.notifications.models import Notification  # noqa: E402
 from timelines.suggestions.models import Contact, Suggestion  # noqa: E402
 
 __all__ = [
-    "CacheGeneration",
     "Contact",
     "Conversation",
     "ConversationMessage",
     "FanOut",
-    "InboxEntry",
-    "InboxState",
     "Notification",
     "PendingTask",
     "PullAuthor",

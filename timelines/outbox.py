@@ -120,6 +120,11 @@ class Claim:
         return bool(deleted)
 
 
+def pending_for(owner: int) -> bool:
+    """Whether any call owned by ``owner`` is pending (a change of theirs on its way)."""
+    return PendingTask.objects.filter(owner=owner).exists()
+
+
 def pending_with_prefix(task: str, owner: int, *first_args: Any) -> bool:
     """Whether a call of ``task`` for ``owner`` whose arguments start so is pending."""
     prefix = encode(first_args)[:-1] + ","

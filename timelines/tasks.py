@@ -28,9 +28,8 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from feed_project.celery import FailFastTask
-from timelines import fanout, inbox, outbox, verification
+from timelines import fanout, home, outbox
 from timelines.fanout import Chunk
-from timelines.inbox import Inbox
 from timelines.outbox import enqueue
 
 logger = logging.getLogger(__name__)
@@ -109,12 +108,12 @@ def remove_post_chunk(post_id: str, after: int, upto: int) -> None:
 
 @shared_task(name="timelines.sync_author", base=OutboxTask)
 def sync_author(reader_id: int, author_id: int) -> None:
-    Inbox(reader_id).sync_author(author_id)
+    home.sync_author(reader_id, author_id)
 
 
 @shared_task(name="timelines.rebuild", base=OutboxTask)
 def rebuild(reader_id: int) -> None:
-    Inbox(reader_id).rebuild()
+    home.rebuild(reader_id)
 
 
 # The names older code gave sync_author's work, before the outbox (migration
@@ -123,12 +122,12 @@ def rebuild(reader_id: int) -> None:
 # nothing queues them since, and a worker drops a message whose task it does not know.
 @shared_task(name="timelines.backfill", base=FeedTask)
 def backfill(reader_id: int, author_id: int) -> None:
-    Inbox(reader_id).sync_author(author_id)
+    home.sync_author(reader_id, author_id)
 
 
 @shared_task(name="timelines.remove_author", base=FeedTask)
 def remove_author(reader_id: int, author_id: int) -> None:
-    Inbox(reader_id).sync_author(author_id)
+    home.sync_author(reader_id, author_id)
 
 
 # --- the cap ----------------------------------------------------------------------
@@ -139,7 +138,7 @@ TRIM_SWEEP = "trim-sweep"  # a cache key: a sweep made progress within the inter
 @shared_task(name="timelines.trim_inboxes", base=FeedTask)
 def trim_inboxes(after: int = 0) -> None:
     """Trim every kept inbox to the cap, FEED_TRIM_BATCH readers a task, and release
-    those of readers away longer than FEED_INACTIVE_DAYS (``inbox.sweep_batch``).
+    those of readers away longer than FEED_INACTIVE_DAYS (``home.sweep_batch``).
 
     Beat starts a sweep every FEED_TRIM_EVERY_SECONDS; each batch queues the next
     behind what the queue already holds, so one batch at a time is in flight and
@@ -151,7 +150,7 @@ def trim_inboxes(after: int = 0) -> None:
     interval = settings.FEED_TRIM_EVERY_SECONDS
     if after == 0 and not django_cache.add(TRIM_SWEEP, 0, timeout=interval):
         return  # the last sweep made progress within the interval: still running
-    last = inbox.sweep_batch(after, size=settings.FEED_TRIM_BATCH)
+    last = home.sweep_batch(after, size=settings.FEED_TRIM_BATCH)
     if last is None:
         django_cache.delete(TRIM_SWEEP)
         return
@@ -175,12 +174,12 @@ VERIFIED = "inbox-verify"  # a cache key: what the last self-check found (manage
 @shared_task(name="timelines.verify_inboxes", base=FeedTask)
 def verify_inboxes(size: int | None = None) -> int:
     """Hold a sample of kept inboxes to the pull model and repair what differs
-    (``inbox.verify``): a bug that loses posts is seen, counted and healed in
+    (``home.verify``): a bug that loses posts is seen, counted and healed in
     production rather than left in readers' feeds. Returns how many differed."""
     results = [
         result
-        for reader_id in verification.sample(size or settings.FEED_VERIFY_SAMPLE)
-        if (result := verification.verify(reader_id)) is not None
+        for reader_id in home.sample_kept(size or settings.FEED_VERIFY_SAMPLE)
+        if (result := home.verify(reader_id)) is not None
     ]
     differed = [result for result in results if result.differed]
     summary = {

@@ -11,7 +11,7 @@ from posts import ids
 from posts.forms import PostForm
 from posts.selectors import viewer_marks
 from posts.tags import tag_page, trending
-from timelines.feed import home_feed, new_entries_count
+from timelines.home import home_feed, new_entries_count
 from timelines.suggestions.ranking import KEPT, suggestions_for
 
 SIDEBAR_SUGGESTIONS = 3

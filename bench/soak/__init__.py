@@ -16,7 +16,7 @@ Then ``bench.soak.check`` waits for the site to drain by itself (no pending
 task, no unfinished fan-out, nothing in the broker) and checks, on the run's
 own database: every accepted post is there; every client's whole home feed,
 walked over HTTP as the client (as cached, then from an empty cache), equals
-``timelines.reference.pull_reference_keys``; 5xx outside PostgreSQL faults,
+``timelines.home.pull_model.pull_reference_keys``; 5xx outside PostgreSQL faults,
 and inside them 503s against 500s; the slowest request outside PostgreSQL
 faults; for each fault the delivery lag of the posts made right after it.
 ``bench.soak.report`` has the targets.

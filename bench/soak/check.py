@@ -25,8 +25,8 @@ from bench.soak.services import Services
 from feed_project.pagination import Cursor
 from posts import ids
 from posts.models import Post
+from timelines.home.pull_model import pull_reference_keys
 from timelines.models import FanOut, PendingTask
-from timelines.reference import pull_reference_keys
 
 # The beat's sweep runs every 15 s (fixed in the settings).
 SWEEP_EVERY_SECONDS = 15

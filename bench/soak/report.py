@@ -46,7 +46,8 @@ WALKS = (CACHED, NO_CACHE)
 
 @dataclass
 class FeedCheck:
-    """One client's home feed over HTTP against ``timelines.reference.pull_reference_keys``."""
+    """One client's home feed over HTTP against the pull model
+    (``timelines.home.pull_model.pull_reference_keys``)."""
 
     username: str
     shown: int

@@ -28,7 +28,6 @@ from bench.soak.spec import Log, SoakSpec
 START_SECONDS = 120  # a loaded machine takes tens of seconds to start a worker
 
 
-
 # The kills aimed at work in flight (``Services.aim``): the broker's messages
 # they lose or send again, queued (its list) or delivered and not acknowledged
 # (its unacked hash, which the worker holds).

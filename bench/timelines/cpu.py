@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from timelines import cache
+from timelines.home import _cache as cache
 
 _TICK = os.sysconf("SC_CLK_TCK")
 

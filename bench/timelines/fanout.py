@@ -22,8 +22,10 @@ from posts import ids
 from posts.models import Post
 from posts.services import create_post
 from relations.models import Follower
-from timelines import cache, inbox, outbox
-from timelines.models import FanOut, InboxState
+from timelines import home, outbox
+from timelines.home import _cache as cache
+from timelines.home._models import InboxState
+from timelines.models import FanOut
 from timelines.tasks import TRIM_SWEEP
 
 TRIM_INBOXES = "timelines.trim_inboxes"
@@ -49,7 +51,7 @@ def fill_caches(reader_ids: list[int]) -> int:
     for owner, keys in inboxes.items():
         key = cache.inbox_key(owner, generation)
         pipe.delete(key)
-        pipe.rpush(key, sentinel, *keys[: inbox.cap()])
+        pipe.rpush(key, sentinel, *keys[: home.cap()])
         pipe.expire(key, ttl)
     pipe.execute()
     probe = cache.CachedInbox(reader_ids[0], generation)
@@ -83,7 +85,7 @@ RETURNING reader_id
 # The raw limit's Redis half: one server-side call per chunk, a bare loop (LPUSH
 # onto the caches that exist), none of the engine's incarnation, order or trim
 # checks. The readers go as the engine sends them: their ids in one argument,
-# the keys built in the script (timelines.cache_lua.PUSH_MANY).
+# the keys built in the script (timelines.home._cache_scripts.PUSH_MANY).
 # ARGV: head, tail, readers, member.
 _RAW_PUSH_LUA = """
 for reader in string.gmatch(ARGV[3], '%d+') do

@@ -25,10 +25,17 @@ from bench.timelines.spec import READER, Log, Options, World, WorldError
 from feed_project.pagination import Cursor
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines import cache, feed, held, opening, pull, timeouts
-from timelines.entries import FeedItem, hydrate
-from timelines.inbox import Inbox
-from timelines.models import InboxEntry, PullAuthor
+from timelines.home import FeedItem
+from timelines.home import _cache as cache
+from timelines.home import _held_posts as held
+from timelines.home import _page as feed
+from timelines.home import _pull as pull
+from timelines.home import _state as opening
+from timelines.home import _time_limit as timeouts
+from timelines.home._inbox import Inbox
+from timelines.home._items import hydrate
+from timelines.home._models import InboxEntry
+from timelines.models import PullAuthor
 
 DEEP_PAGE = 5
 # The reads of a page are taken in turn, a share of each one's samples a round.
@@ -59,9 +66,9 @@ def home_figures(world: World, options: Options, log: Log) -> tuple[Table, list[
             f"{options.warmup} warm-up calls, after a rebuild of {READER}'s inbox; a page's "
             f"reads but the last two taken in turn, in {READ_ROUNDS} rounds of a share of each "
             "one's samples; "
-            f"'cache dropped' runs timelines.cache.drop({READER}) before each sample (untimed); "
-            "'no post held' runs timelines.held.clear() (a process's first page: its posts "
-            "read); every other read holds its posts "
+            f"'cache dropped' runs timelines.home._cache.drop({READER}) before each sample "
+            "(untimed); 'no post held' runs timelines.home._held_posts.clear() (a process's "
+            "first page: its posts read); every other read holds its posts "
             f"(FEED_HELD_POSTS {settings.FEED_HELD_POSTS:,})",
             "'its cache read alone' and 'its statements alone': the cached page's calls "
             "as it made them, its Redis script call and its statements (on plain "
@@ -199,7 +206,7 @@ def _its_calls(
     """A cached page's calls alone, as ``read`` last made them: its cache read (a new
     Inbox each time: one reads a window once) and its statements, with the page's
     text and parameters (one on plain PostgreSQL; on Citus the routed reads of
-    ``timelines.entries``). The page less these is the engine's own work."""
+    ``timelines.home._items``). The page less these is the engine's own work."""
     made: list[tuple[str, Any]] = []
 
     def record(execute, sql, params, many, context):  # Django's execute_wrapper

@@ -17,9 +17,11 @@ from bench.timelines.spec import Log, Options, World
 from feed_project.sharding import on_citus
 from posts import ids
 from relations.models import Followee
-from timelines import cache, inbox
-from timelines.inbox import Inbox
-from timelines.models import InboxEntry, InboxState, PullAuthor
+from timelines import home
+from timelines.home import _cache as cache
+from timelines.home._inbox import Inbox
+from timelines.home._models import InboxEntry, InboxState
+from timelines.models import PullAuthor
 
 
 def forget_inbox(reader_id: int) -> None:
@@ -88,9 +90,7 @@ def raw_rebuild(reader_id: int) -> None:
     else:
         pulled, params = _LATERAL, [authors, per_author]
     with connection.cursor() as db:
-        db.execute(
-            _RAW_REBUILD.format(pulled=pulled), [*params, per_author, reader_id, inbox.cap()]
-        )
+        db.execute(_RAW_REBUILD.format(pulled=pulled), [*params, per_author, reader_id, home.cap()])
 
 
 def _inbox_keys(reader_id: int) -> list[str]:
@@ -152,7 +152,7 @@ def rebuild_figure(world: World, options: Options, log: Log) -> tuple[Table, lis
             "before each run (untimed) the reader's inbox rows, state row and cache are deleted",
             f"Inbox.rebuild pulled {pulled:,} rows and kept {len(kept):,} "
             f"(FEED_REBUILD_PER_AUTHOR {settings.FEED_REBUILD_PER_AUTHOR}, "
-            f"FEED_INBOX_CAP {inbox.cap()})",
+            f"FEED_INBOX_CAP {home.cap()})",
             "the raw limit wrote the same inbox as Inbox.rebuild: " + ("yes" if same else "NO"),
         ],
     )

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from bench.timelines import plain
-from bench.timelines.rebuild import forget_inbox
+from bench.timelines.home._rebuild import forget_inbox
 from bench.timelines.report import (
     TIMING_HEADER,
     Table,
@@ -22,9 +22,10 @@ from bench.timelines.world import insert_follows, set_counters
 from feed_project.pagination import Cursor
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines import feed, opening
-from timelines.entries import hydrate
-from timelines.inbox import Inbox
+from timelines.home import _page as feed
+from timelines.home import _state as opening
+from timelines.home._inbox import Inbox
+from timelines.home._items import hydrate
 
 WIDE = f"{FOLLOWER}wide"  # a bench_ name: dropped with the world
 
@@ -114,7 +115,7 @@ def wide_figure(world: World, options: Options, log: Log) -> tuple[Table, list[V
             "of the rebuild); before each call (untimed) the reader's inbox rows, state and "
             "cache are deleted, so every page is a first visit: the reader follows more than "
             "FEED_REBUILD_INLINE_FOLLOWING accounts, so the page is pulled (two passes, "
-            "timelines.pull.merged) while a worker rebuilds the inbox",
+            "timelines.home._pull.merged) while a worker rebuilds the inbox",
             "the plain query is "
             "Post.objects.visible().filter(author_id__in=...).order_by('-timeline_key'), the "
             "followees as a list read before (untimed) or as a subquery; the baseline is the "

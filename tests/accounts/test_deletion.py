@@ -36,11 +36,12 @@ from relations.services import block, follow, mute
 from tests import images
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
-from timelines import cache
-from timelines.feed import home_feed
-from timelines.models import InboxEntry, PendingTask
+from timelines.home import _cache as cache
+from timelines.home import home_feed
+from timelines.home._models import InboxEntry
+from timelines.home.pull_model import pull_reference_keys
+from timelines.models import PendingTask
 from timelines.notifications.models import Notification
-from timelines.reference import pull_reference_keys
 
 pytestmark = pytest.mark.django_db(transaction=False)
 

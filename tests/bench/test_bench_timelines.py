@@ -17,7 +17,8 @@ from bench.processes import database_url
 from bench.timelines.report import measure_together
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines.models import InboxEntry, PullAuthor
+from timelines.home._models import InboxEntry
+from timelines.models import PullAuthor
 
 
 @pytest.mark.django_db(transaction=True)

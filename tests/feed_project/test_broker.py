@@ -26,9 +26,9 @@ BACK_WITHIN_SECONDS = 4.0
 
 
 @pytest.fixture
-def broker(transactional_db, tmp_path, _eager_celery_and_clean_cache) -> Iterator[
-    tuple[PrivateRedis, RealQueue]
-]:
+def broker(
+    transactional_db, tmp_path, _eager_celery_and_clean_cache
+) -> Iterator[tuple[PrivateRedis, RealQueue]]:
     with private_redis() as server, broker_at(server.url()):
         queue = RealQueue(server.url(), url_of_test_database(), tmp_path, [])
         try:

@@ -25,7 +25,8 @@ from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
 from tests.private_redis import PrivateRedis, broker_at, cache_at, private_redis
-from timelines.models import FanOut, InboxEntry
+from timelines.home._models import InboxEntry
+from timelines.models import FanOut
 from timelines.tasks import fan_out_post
 
 # What the timeouts are for: with the broker frozen each request answers in under 3 s.

@@ -18,7 +18,7 @@ from relations.services import block
 from tests import images
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
-from timelines import held
+from timelines.home import _held_posts as held
 
 # Nothing here depends on PostgreSQL: the embedded default takes images too.
 pytestmark = pytest.mark.embedded
@@ -180,7 +180,7 @@ def test_a_refused_post_keeps_the_text_warning_and_descriptions(alice_client):
 
 
 def _count_queries(client, url: str) -> tuple[int, list[str]]:
-    held.clear()  # a process's first page: every post read (timelines.held)
+    held.clear()  # a process's first page: every post read (timelines.home._held_posts)
     with CaptureQueriesContext(connection) as queries:
         response = client.get(url)
     assert response.status_code == 200

@@ -12,7 +12,7 @@ from posts.search import search
 from posts.services import create_post, delete_post
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
-from timelines.feed import home_feed
+from timelines.home import home_feed
 
 # Nothing here depends on PostgreSQL: the embedded default moderates too.
 pytestmark = pytest.mark.embedded

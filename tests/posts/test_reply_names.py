@@ -12,7 +12,7 @@ from posts.services import create_post, delete_post
 from posts.tags import compute_trending
 from relations.services import block, follow
 from tests.factories import UserFactory
-from timelines import held
+from timelines.home import _held_posts as held
 
 
 def reply_line(html: str, post_id: str) -> str:
@@ -93,7 +93,7 @@ def test_replies_to_many_authors_cost_one_query_more_than_none(client, dave, on_
                 parent = create_post(author=UserFactory(), text="elsewhere")
                 create_post(author=bob, text="answer", in_reply_to=parent)
         for url in ("/", "/@bob/", "/public/"):
-            held.clear()  # a process's first page: every post read (timelines.held)
+            held.clear()  # a process's first page: every post read (timelines.home._held_posts)
             with CaptureQueriesContext(connection) as queries:
                 html = client.get(url).content.decode()
             assert html.count("Replying to @user") == replies, url

@@ -12,7 +12,7 @@ from posts.models import Post
 from posts.services import create_post, delete_post, like, repost
 from relations.services import block, follow
 from tests.factories import UserFactory
-from timelines import held
+from timelines.home import _held_posts as held
 
 
 def post_ids(response) -> list[str]:
@@ -187,7 +187,7 @@ def test_home_query_count_does_not_grow_with_reposts_and_likes(
     for total in (2, 20):
         with django_capture_on_commit_callbacks(execute=True):  # fan-out into bob's inbox
             _fill(alice, bob, [carol], total)
-        held.clear()  # a process's first page: its posts read (timelines.held)
+        held.clear()  # a process's first page: its posts read (timelines.home._held_posts)
         with CaptureQueriesContext(connection) as queries:
             response = client.get("/")
         assert len(post_ids(response)) == total
@@ -196,8 +196,8 @@ def test_home_query_count_does_not_grow_with_reposts_and_likes(
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
     # On Citus the entries are read in their routed form: up to three statements
-    # more, each on its own shard key (timelines.entries.hydrate); on PostgreSQL a
-    # process's first page reads its posts, one more (timelines.held).
+    # more, each on its own shard key (timelines.home._items.hydrate); on PostgreSQL a
+    # process's first page reads its posts, one more (timelines.home._held_posts).
     assert counts[0] <= (15 if sharding.on_citus(connection) else 13), counts
 
 

@@ -13,8 +13,8 @@ from relations import follow_import
 from relations.models import Followee, Follower, FollowImport
 from relations.services import block, follow
 from tests.factories import UserFactory
-from timelines.feed import home_feed
-from timelines.reference import pull_reference_keys
+from timelines.home import home_feed
+from timelines.home.pull_model import pull_reference_keys
 
 pytestmark = pytest.mark.django_db
 

@@ -9,9 +9,9 @@ from posts.services import create_post, repost
 from relations.models import Followee, Follower
 from relations.services import follow, set_follow_options
 from tests.factories import UserFactory
-from timelines.feed import home_feed
+from timelines.home import home_feed
+from timelines.home.pull_model import pull_reference_keys
 from timelines.notifications.models import Notification
-from timelines.reference import pull_reference_keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -17,8 +17,8 @@ from relations.services import (
     unfollow,
 )
 from tests.factories import UserFactory
-from timelines.feed import home_feed
-from timelines.models import InboxEntry
+from timelines.home import home_feed
+from timelines.home._models import InboxEntry
 from timelines.notifications.models import Notification
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from timelines import pull
+from timelines.home import _pull as pull
 
 
 def machine_settings(*, examples: int, steps: int) -> settings:

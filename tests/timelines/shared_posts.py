@@ -1,4 +1,4 @@
-"""What a held post holds, to check that no page changes it (timelines.held: a feed's
+"""What a held post holds, to check that no page changes it (timelines.home._held_posts: a feed's
 posts are one object for every reader)."""
 
 from posts.models import Post

@@ -1,6 +1,6 @@
 """A fan-out chunk's cache push is one server-side call that keeps every reader's rules.
 
-The push for many readers (``timelines.cache.push``, the chunk path) loops over
+The push for many readers (``timelines.home._cache.push``, the chunk path) loops over
 their keys inside Redis. Each reader's cache is still checked on its own: a live
 cache of this server gets the key and is trimmed to the cap, a missing cache
 stays missing, a cache stamped by another incarnation is deleted, and every
@@ -16,7 +16,7 @@ from django.conf import settings
 from django.test import override_settings
 
 from tests.private_redis import PrivateRedis, private_redis
-from timelines import cache
+from timelines.home import _cache as cache
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,10 @@ from posts import ids
 from tests.factories import UserFactory
 from tests.private_redis import private_redis
 from tests.timelines.test_cache_restore import cache_at
-from timelines import cache
-from timelines.feed import home_feed
-from timelines.inbox import Inbox
-from timelines.models import InboxEntry
+from timelines.home import _cache as cache
+from timelines.home import home_feed
+from timelines.home._inbox import Inbox
+from timelines.home._models import InboxEntry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from posts import ids
-from timelines import cache, cache_lua
+from timelines.home import _cache as cache
+from timelines.home import _cache_scripts as cache_lua
 
 pytestmark = pytest.mark.django_db
 

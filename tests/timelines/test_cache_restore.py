@@ -6,7 +6,7 @@ Then a post is pushed into that live cache after a snapshot was taken, and
 the snapshot is brought back: by restarting the server on the old
 ``dump.rdb``, or in place with ``DEBUG RELOAD NOSAVE``. The restored cache
 lacks the post although its push succeeded; the home page must show it
-(timelines.cache: every cache is stamped with the incarnation of its server).
+(timelines.home._cache: every cache is stamped with the incarnation of its server).
 """
 
 import re
@@ -20,8 +20,8 @@ from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
 from tests.private_redis import PrivateRedis, cache_at, private_redis
-from timelines import cache
-from timelines.cache import CachedInbox
+from timelines.home import _cache as cache
+from timelines.home._cache import CachedInbox
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,9 +8,10 @@ from feed_project.pagination import Cursor
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from timelines import rebuild
-from timelines.feed import home_feed
-from timelines.models import FanOut, InboxEntry, InboxState
+from timelines.home import _rebuild as rebuild
+from timelines.home import home_feed
+from timelines.home._models import InboxEntry, InboxState
+from timelines.models import FanOut
 
 
 def run(*args: str) -> str:

@@ -41,7 +41,8 @@ from tests.timelines.test_worker import (
     wait_until,
 )
 from timelines import tasks
-from timelines.models import FanOut, InboxEntry, InboxState, PendingTask
+from timelines.home._models import InboxEntry, InboxState
+from timelines.models import FanOut, PendingTask
 from timelines.notifications.models import Notification
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

@@ -26,7 +26,9 @@ from feed_project.celery import app as celery_app
 from tests.private_redis import broker_at
 from tests.timelines.conftest import machine_settings
 from tests.timelines.test_feed_invariant import FeedMachine
-from timelines import fanout, held, opening
+from timelines import fanout
+from timelines.home import _held_posts as held
+from timelines.home import _state as opening
 from timelines.models import FanOut, PendingTask
 from timelines.tasks import sweep_undelivered, trim_inboxes
 

@@ -1,7 +1,7 @@
 """The invariant every delivery path answers to: the home feed is the pull model.
 
 For any reader, at any cursor, once the task queue has drained, the home feed
-equals the pull-model reference (``timelines.reference``): the posts of the
+equals the pull-model reference (``timelines.home.pull_model``): the posts of the
 accounts the reader follows now and the reader's own, less deleted or hidden
 posts and blocked or muted authors, newest first. Hypothesis drives random
 histories through the real services, on PostgreSQL and Redis, with Celery
@@ -53,12 +53,14 @@ from relations.services import (
 )
 from tests.timelines.conftest import machine_settings
 from tests.timelines.shared_posts import state
-from timelines import cache, inbox
-from timelines.cache import SENTINEL
-from timelines.feed import home_feed
-from timelines.models import InboxEntry, InboxState, PullAuthor
-from timelines.opening import REBUILD_QUEUED
-from timelines.reference import UNAVAILABLE, pull_reference_keys, reference_item
+from timelines import home
+from timelines.home import _cache as cache
+from timelines.home import home_feed
+from timelines.home._cache import SENTINEL
+from timelines.home._models import InboxEntry, InboxState
+from timelines.home._state import REBUILD_QUEUED
+from timelines.home.pull_model import UNAVAILABLE, pull_reference_keys, reference_item
+from timelines.models import PullAuthor
 from timelines.tasks import trim_inboxes
 
 # Every example starts from an empty world: the rows of the project's apps are
@@ -310,7 +312,7 @@ class FeedMachine(RuleBasedStateMachine):
         as for a viral post (FEED_REPOSTS_SCANNED_PER_FOLLOWEE).
         Inboxes keep 4 entries (caps and trims at work) or 12: a page's first
         window then often stands on the cache read, with the big accounts this
-        process saw its reader follow merged in (``timelines.feed._first_window``)."""
+        process saw its reader follow merged in (``timelines.home._page._first_window``)."""
         django_settings.FEED_BIG_ACCOUNT_FOLLOWERS = big  # inside the test's override
         django_settings.FEED_REPOSTS_SCANNED_PER_FOLLOWEE = scanned
         django_settings.FEED_INBOX_CAP = cap
@@ -466,7 +468,7 @@ class FeedMachine(RuleBasedStateMachine):
     @rule(post_id=posts)
     def edit(self, post_id: str) -> None:
         """The author edits a live post of their own words: feeds show the new text at
-        once, though the pages before the edit left the post held (timelines.held)."""
+        once, though the pages before the edit left the post held (timelines.home._held_posts)."""
         post = Post.objects.get(pk=post_id)
         if edits.may_edit(user_id=post.author_id, post=post):
             for user_id in User.objects.values_list("pk", flat=True):
@@ -564,7 +566,7 @@ class FeedMachine(RuleBasedStateMachine):
         of readers away released (no push reaches them; a page rebuilds them)."""
         kept = set(InboxState.objects.values_list("reader_id", flat=True))
         away = {
-            pk for pk, seen in User.objects.values_list("pk", "last_active_at") if inbox.away(seen)
+            pk for pk, seen in User.objects.values_list("pk", "last_active_at") if home.away(seen)
         }
         trim_inboxes()
         assert set(InboxState.objects.values_list("reader_id", flat=True)) == kept - away
@@ -579,7 +581,7 @@ class FeedMachine(RuleBasedStateMachine):
     def lose_a_cache_write(self) -> None:
         """A write to Redis failed: the generation moves on, and the caches of the last
         one stay in Redis, missing what comes next (a page reads the cache before
-        it reads the generation: timelines.feed._first_window)."""
+        it reads the generation: timelines.home._page._first_window)."""
         cache.invalidate_all("a write to Redis failed")
 
     @rule()
@@ -612,8 +614,8 @@ class FeedMachine(RuleBasedStateMachine):
     ids=["entries-as-found", "entries-one-statement", "entries-routed"],
 )
 def test_home_feed_equals_pull_model_after_any_history(feed_limits, routed, held):
-    """Every form of the entries step (``timelines.entries``): the one this database
-    takes (on PostgreSQL from what the process holds, ``timelines.held``; routed reads
+    """Every form of the entries step (``timelines.home._items``): the one this database
+    takes (on PostgreSQL from what the process holds, ``timelines.home._held_posts``; routed reads
     on Citus), the one statement, and the routed one. What the process holds lasts
     from example to example, as in a server, while the database starts again."""
     feed_limits.FEED_ROUTED_READS = routed

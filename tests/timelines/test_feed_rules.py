@@ -13,9 +13,11 @@ from posts.services import create_post, delete_post, repost, undo_repost
 from relations.services import BlockedError, block, follow, mute, unmute
 from tests.factories import UserFactory
 from tests.timelines.test_pull_merged import STALLED_PULL
-from timelines import opening, pull
-from timelines.feed import PULL_FAILED_NOTICE, WINDOW_FACTOR, home_feed
-from timelines.reference import pull_reference_keys
+from timelines.home import PULL_FAILED_NOTICE, home_feed
+from timelines.home import _pull as pull
+from timelines.home import _state as opening
+from timelines.home._page import WINDOW_FACTOR
+from timelines.home.pull_model import pull_reference_keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -26,8 +28,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
     ids=["entries-as-found", "entries-one-statement", "entries-reposts-probed", "entries-routed"],
 )
 def entries_form(request, settings):
-    """Every rule in each form of the entries step (timelines.entries): the one this
-    database takes (on PostgreSQL, from what the process holds: timelines.held), the
+    """Every rule in each form of the entries step (timelines.home._items): the one this
+    database takes (on PostgreSQL, from what the process holds: timelines.home._held_posts), the
     one statement, with reposts scanned or (as for a viral post) probed per person
     followed, and the routed one."""
     (

@@ -1,5 +1,5 @@
 """A page's first window: the cache read first, then the entries statement with the
-state statement as its prelude (timelines.feed._first_window).
+state statement as its prelude (timelines.home._page._first_window).
 
 The cache is read under the generation the process last saw, before the state
 says whether that read may stand; each test below leaves a cache in Redis that
@@ -24,10 +24,14 @@ from posts.services import create_post
 from relations.services import follow, unfollow
 from tests.factories import UserFactory
 from tests.timelines.test_pull_merged import STALLED_PULL
-from timelines import cache, entries, inbox, opening, pull
-from timelines.feed import PULL_FAILED_NOTICE, home_feed
-from timelines.models import InboxState
-from timelines.reference import pull_reference_keys
+from timelines.home import PULL_FAILED_NOTICE, home_feed
+from timelines.home import _cache as cache
+from timelines.home import _items as entries
+from timelines.home import _pull as pull
+from timelines.home import _state as opening
+from timelines.home._models import InboxState
+from timelines.home._trim import release
+from timelines.home.pull_model import pull_reference_keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -130,7 +134,7 @@ def test_releasing_an_inbox_drops_its_cache(reader_and_author):
     reader, _ = reader_and_author
     assert cached(reader)
 
-    inbox.release([reader.pk])
+    release([reader.pk])
 
     assert not cached(reader)
     assert not InboxState.objects.filter(reader_id=reader.pk).exists()

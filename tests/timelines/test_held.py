@@ -1,4 +1,4 @@
-"""Posts a process holds for the feed (timelines.held): never stale, only missing.
+"""Posts a process holds for the feed (timelines.home._held_posts): never stale, only missing.
 
 Each write below goes around the services (a queryset update, as a migration, a
 moderator's tool or a future code path might): the row's version moves all the
@@ -21,8 +21,8 @@ from posts.services import create_post, repost
 from relations.services import block, follow
 from tests.factories import UserFactory
 from tests.timelines.shared_posts import state
-from timelines import held
-from timelines.feed import home_feed
+from timelines.home import _held_posts as held
+from timelines.home import home_feed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,8 +7,9 @@ from django.test.utils import CaptureQueriesContext
 from feed_project.pagination import Page
 from posts.models import Post
 from posts.services import create_post, delete_post
-from timelines import held, opening
-from timelines.entries import FeedItem
+from timelines.home import FeedItem
+from timelines.home import _held_posts as held
+from timelines.home import _state as opening
 
 
 def post_ids(response_or_html) -> list[str]:
@@ -171,7 +172,7 @@ def test_home_query_count_does_not_grow_with_the_posts_on_the_page(
     for total, more_each in ((2, 1), (20, 9)):
         publish(alice, more_each)
         publish(bob, more_each)
-        held.clear()  # a process's first page: its posts read (timelines.held), one query
+        held.clear()  # a process's first page: its posts read (held), one query
         with CaptureQueriesContext(connection) as queries, django_assert_max_num_queries(13):
             response = client.get("/")
         counts.append(len(queries))

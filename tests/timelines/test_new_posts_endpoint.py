@@ -84,8 +84,8 @@ def test_it_costs_at_most_three_queries_and_no_feed_computation(
         raise AssertionError("the endpoint computed a feed")
 
     for name in ("home_feed", "hydrate", "pull.reader_keys", "opening.open_built"):
-        monkeypatch.setattr(f"timelines.feed.{name}", no_feed)
-    monkeypatch.setattr("timelines.inbox.Inbox.rebuild", no_feed)
+        monkeypatch.setattr(f"timelines.home._page.{name}", no_feed)
+    monkeypatch.setattr("timelines.home._inbox.Inbox.rebuild", no_feed)
     with CaptureQueriesContext(connection) as queries, django_assert_max_num_queries(3):
         response = client.get(NEW, {"after": key})
 

@@ -45,12 +45,13 @@ from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
 from tests.private_redis import PrivateRedis, broker_at, cache_at, private_redis
-from timelines import cache
-from timelines.cache import CachedInbox
-from timelines.feed import home_feed
-from timelines.inbox import Inbox
-from timelines.models import CacheGeneration, FanOut, InboxEntry
-from timelines.reference import pull_reference_keys
+from timelines.home import _cache as cache
+from timelines.home import home_feed
+from timelines.home._cache import CachedInbox
+from timelines.home._inbox import Inbox
+from timelines.home._models import CacheGeneration, InboxEntry
+from timelines.home.pull_model import pull_reference_keys
+from timelines.models import FanOut
 from timelines.tasks import sweep_undelivered
 
 CLOSED_PORT = "redis://127.0.0.1:1/0"

@@ -23,10 +23,11 @@ from posts.services import create_post, delete_post, like
 from relations.services import block, follow, mute, unfollow, unmute
 from tests.factories import UserFactory
 from timelines import fanout, outbox, tasks
-from timelines.feed import home_feed
-from timelines.models import FanOut, InboxEntry, PendingTask
+from timelines.home import home_feed
+from timelines.home._models import InboxEntry
+from timelines.home.pull_model import pull_reference_keys
+from timelines.models import FanOut, PendingTask
 from timelines.notifications.models import Notification
-from timelines.reference import pull_reference_keys
 
 
 @pytest.fixture
@@ -306,9 +307,7 @@ def test_lost_chunks_are_swept_one_by_one_without_planning_the_fan_out_again(
     assert (fan_out.chunks_done, fan_out.recipients) == (3, 3)
 
 
-def test_work_the_sweep_sent_again_waits_twice_as_long_each_time_before_the_next(
-    people, settings
-):
+def test_work_the_sweep_sent_again_waits_twice_as_long_each_time_before_the_next(people, settings):
     """A message that waits in a long queue is not lost: sending it again at every
     interval would grow the queue faster than the workers drain it."""
     settings.FEED_SWEEP_AFTER_SECONDS = delay = 60

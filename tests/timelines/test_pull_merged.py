@@ -1,4 +1,4 @@
-"""The merged pull (``timelines.pull.merged``) in the forms it takes for readers who
+"""The merged pull (``timelines.home._pull.merged``) in the forms it takes for readers who
 follow thousands, a walk of every author's posts and two passes of probes: for
 any posts of a few authors and any cursor, exactly the first ``limit`` keys a
 plain sort of all their live posts gives, with a time limit or without; and
@@ -19,7 +19,7 @@ from feed_project.pagination import Cursor
 from posts import ids
 from posts.models import Post
 from tests.factories import UserFactory
-from timelines import pull
+from timelines.home import _pull as pull
 
 AUTHORS = 5
 # A pull statement that stalls, in either form of pull._NEAREST.

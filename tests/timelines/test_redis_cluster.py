@@ -3,7 +3,7 @@
 The cluster is started by the test (tests/private_redis.py) on loopback ports.
 A Lua script may touch keys of one slot only: a reader's keys share one by
 their ``{reader}`` hash tag, and a push to many readers is one call per reader,
-sent in one pipeline per master (timelines.cache). ``make test`` also runs the
+sent in one pipeline per master (timelines.home._cache). ``make test`` also runs the
 cache suites (feed invariant, feed rules, home, new posts, trim sweep, rate
 limits) with the whole site on a cluster, where tests/conftest.py fails any test
 whose cache calls failed.
@@ -26,8 +26,8 @@ from posts.services import create_post
 from relations.services import follow, unfollow
 from tests.factories import UserFactory
 from tests.private_redis import PrivateRedisCluster, private_redis_cluster
-from timelines import cache
-from timelines.models import InboxEntry
+from timelines.home import _cache as cache
+from timelines.home._models import InboxEntry
 
 pytestmark = pytest.mark.django_db
 

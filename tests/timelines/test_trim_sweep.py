@@ -14,9 +14,9 @@ from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
 from tests.timelines.test_first_window import cached
-from timelines.feed import home_feed
-from timelines.inbox import Inbox, sweep_batch
-from timelines.models import InboxEntry, InboxState
+from timelines.home import home_feed, sweep_batch
+from timelines.home._inbox import Inbox
+from timelines.home._models import InboxEntry, InboxState
 from timelines.tasks import TRIM_SWEEP, trim_inboxes
 
 pytestmark = pytest.mark.django_db(transaction=True)

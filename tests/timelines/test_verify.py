@@ -1,5 +1,5 @@
 """The self-check: inboxes held to the pull model, repaired where they differ, and counted
-(``timelines.inbox.verify``, the beat's ``timelines.verify_inboxes``,
+(``timelines.home._inbox.verify``, the beat's ``timelines.verify_inboxes``,
 ``rebuild_timelines --verify``, ``fanout_stats``)."""
 
 from io import StringIO
@@ -13,11 +13,14 @@ from feed_project.pagination import Cursor
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from timelines import cache, outbox, verification
-from timelines.feed import home_feed
-from timelines.inbox import Inbox
-from timelines.models import InboxEntry, PendingTask
-from timelines.reference import pull_reference_keys
+from timelines import outbox
+from timelines.home import _cache as cache
+from timelines.home import _verify as verification
+from timelines.home import home_feed
+from timelines.home._inbox import Inbox
+from timelines.home._models import InboxEntry
+from timelines.home.pull_model import pull_reference_keys
+from timelines.models import PendingTask
 from timelines.tasks import VERIFIED, verify_inboxes
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,9 +8,10 @@ from posts.models import Post
 from posts.services import create_post
 from relations.services import follow
 from tests.factories import UserFactory
-from timelines.feed import home_feed
-from timelines.models import FanOut, InboxEntry, InboxState
-from timelines.reference import pull_reference_keys
+from timelines.home import home_feed
+from timelines.home._models import InboxEntry, InboxState
+from timelines.home.pull_model import pull_reference_keys
+from timelines.models import FanOut
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

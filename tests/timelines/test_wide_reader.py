@@ -9,10 +9,10 @@ from feed_project.pagination import Cursor
 from posts.services import create_post, repost
 from relations.services import follow, mute
 from tests.factories import UserFactory
-from timelines import opening
-from timelines.feed import home_feed
-from timelines.models import InboxEntry, InboxState
-from timelines.reference import pull_reference_keys
+from timelines.home import _state as opening
+from timelines.home import home_feed
+from timelines.home._models import InboxEntry, InboxState
+from timelines.home.pull_model import pull_reference_keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -47,11 +47,12 @@ from relations.models import Followee, Follower
 from relations.services import follow
 from tests.factories import UserFactory
 from tests.private_redis import broker_at, private_redis
-from timelines import cache
-from timelines.cache import CachedInbox
-from timelines.feed import home_feed
-from timelines.models import FanOut, InboxEntry, InboxState
-from timelines.reference import pull_reference_keys
+from timelines.home import _cache as cache
+from timelines.home import home_feed
+from timelines.home._cache import CachedInbox
+from timelines.home._models import InboxEntry, InboxState
+from timelines.home.pull_model import pull_reference_keys
+from timelines.models import FanOut
 
 pytestmark = pytest.mark.worker
 

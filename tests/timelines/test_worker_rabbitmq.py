@@ -31,7 +31,8 @@ from tests.timelines.test_worker import (
     url_of_test_database,
     wait_until,
 )
-from timelines.models import FanOut, InboxEntry
+from timelines.home._models import InboxEntry
+from timelines.models import FanOut
 
 pytestmark = pytest.mark.worker
 

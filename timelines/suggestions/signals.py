@@ -6,7 +6,7 @@ from typing import Any
 
 from accounts.signals import last_active_refreshed
 from relations.signals import blocked, follow_requested, followed, muted
-from timelines import inbox
+from timelines import home
 from timelines.outbox import enqueue
 from timelines.suggestions import ranking, tasks
 
@@ -30,7 +30,7 @@ def drop_muted(sender: Any, user_id: int, target_id: int, **kwargs: Any) -> None
 
 def rank_returning(sender: Any, user_id: int, previous: Any, **kwargs: Any) -> None:
     """Sent once the refresh of last-active commits: no rows yet, or stale ones."""
-    if inbox.away(previous):
+    if home.away(previous):
         enqueue(tasks.suggest_for, user_id)
 
 

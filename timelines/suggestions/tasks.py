@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.cache import cache as django_cache
 from django.utils import timezone
 
-from timelines import inbox, outbox
+from timelines import home, outbox
 from timelines.suggestions import ranking
 from timelines.tasks import FeedTask
 
@@ -30,7 +30,7 @@ def refresh_suggestions(after: int = 0) -> None:
     if after == 0 and not django_cache.add(REFRESH_SWEEP, 0, timeout=interval):
         return  # the last refresh made progress within the interval: still running
     now = timezone.now()
-    batch = ranking.active_batch(after, size=REFRESH_BATCH, since=inbox.active_since(now))
+    batch = ranking.active_batch(after, size=REFRESH_BATCH, since=home.active_since(now))
     if batch:
         popular = ranking.popular_accounts(now=now)
         for user_id in batch:

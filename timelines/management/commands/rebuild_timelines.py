@@ -10,9 +10,7 @@ from tqdm import tqdm
 
 from accounts import claims
 from accounts.models import User
-from timelines import outbox, tasks, verification
-from timelines.inbox import Inbox, active_since
-from timelines.models import InboxState
+from timelines import home, outbox, tasks
 
 
 class Command(BaseCommand):
@@ -80,19 +78,19 @@ class Command(BaseCommand):
             if options["queue"]:
                 outbox.record(tasks.rebuild, user_id)  # swept if its message is lost
             else:
-                pulled += Inbox(user_id).rebuild()
+                pulled += home.rebuild(user_id)
         verb = "Queued" if options["queue"] else f"Rebuilt ({pulled} entries pulled)"
         self.stdout.write(self.style.SUCCESS(f"{verb}: {total} inboxes."))
 
     def _verify(self, options: dict[str, Any]) -> None:
         ids = (
-            verification.sample(options["sample"])
+            home.sample_kept(options["sample"])
             if options["sample"] is not None
             else list(self._readers(options).values_list("pk", flat=True))
         )
         checked = differed = missing = cache_missing = 0
         for user_id in ids:
-            result = verification.verify(user_id)
+            result = home.verify(user_id)
             if result is None:
                 continue
             checked += 1
@@ -115,7 +113,7 @@ class Command(BaseCommand):
 
     def _readers(self, options: dict[str, Any]) -> QuerySet[User]:
         if options["sample"] is not None:
-            return User.objects.filter(pk__in=verification.sample(options["sample"])).order_by("pk")
+            return User.objects.filter(pk__in=home.sample_kept(options["sample"])).order_by("pk")
         if options["user"]:
             wanted = {name.lower() for name in options["user"]}
             found = claims.user_ids_named(wanted)
@@ -125,8 +123,7 @@ class Command(BaseCommand):
             return User.objects.filter(pk__in=found.values()).order_by("pk")
         users = User.objects.order_by("pk")
         if not options["include_inactive"]:
-            users = users.filter(last_active_at__gte=active_since())
+            users = users.filter(last_active_at__gte=home.active_since())
         if options["missing"]:
-            built = InboxState.objects.filter(built_at__isnull=False).values("reader_id")
-            users = users.exclude(pk__in=built)
+            users = users.exclude(pk__in=home.built_reader_ids())
         return users

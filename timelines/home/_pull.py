@@ -19,7 +19,7 @@ from feed_project.pagination import Cursor, keyset_sql
 from posts import ids
 from posts.models import Post
 from relations.selectors import followee_ids
-from timelines import timeouts
+from timelines.home import _time_limit
 
 # One index range scan per author, correlated on the author (the shard key and
 # the primary key's first column), in one statement whatever the number of
@@ -79,7 +79,7 @@ def nearest_by_author(
     """(timeline key, author id) of each author's ``per_author`` live posts
     nearest the cursor, in its scan direction (or up when ``up``, down when not):
     the newest below ``before`` (or of all), or the oldest above ``after``.
-    Unordered across authors. ``timeout_ms``: as for ``timeouts.rows``."""
+    Unordered across authors. ``timeout_ms``: as for ``_time_limit.rows``."""
     up = cursor.newer_pages if up is None else up
     if not author_ids:
         return []
@@ -93,7 +93,7 @@ def nearest_by_author(
 
 def _lateral() -> bool:
     """The authors from their user rows on Citus; FEED_ROUTED_READS forces it either way,
-    so that the tests run both forms on plain PostgreSQL (as timelines.entries does)."""
+    so that the tests run both forms on plain PostgreSQL (as timelines.home._items does)."""
     forced = settings.FEED_ROUTED_READS
     return sharding.on_citus(connection) if forced is None else forced
 
@@ -111,7 +111,7 @@ def _nearest_by_author_sql(
     sql = _nearest_sql(
         author_ids, cursor=cursor, per_author=per_author, up=up, form=form, params=params
     )
-    return timeouts.rows(sql, params, timeout_ms=timeout_ms)
+    return _time_limit.rows(sql, params, timeout_ms=timeout_ms)
 
 
 def _nearest_sql(
@@ -155,7 +155,7 @@ _MERGED_WINDOW = (
 class WindowMerge:
     """A window of ``limit`` keys below ``cursor.before``, newest first, with these
     authors' posts merged in by the statement that reads it (``merged``'s one pass,
-    in SQL: ``timelines.entries.hydrate_after``)."""
+    in SQL: ``timelines.home._items.hydrate_after``)."""
 
     authors: list[int]
     cursor: Cursor
@@ -243,7 +243,7 @@ def _walked(
     params: dict[str, object] = {"authors": author_ids, "budget": budget, "limit": limit}
     bounds, direction = keyset_sql("p.timeline_key", cursor, params)
     sql = _WALK.format(posts=Post._meta.db_table, cursor_filter=bounds, direction=direction)
-    keys = [key for (key,) in timeouts.rows(sql, params, timeout_ms=timeout_ms)]
+    keys = [key for (key,) in _time_limit.rows(sql, params, timeout_ms=timeout_ms)]
     return keys if len(keys) == limit else None
 
 
@@ -262,7 +262,7 @@ def merged(
     nearest key is not beyond T can have one. Then those authors' keys up to T.
     A reader following 5,000 accounts reads 5,000 one-row probes and about a
     page of rows, not a page of every author. ``timeout_ms`` bounds each
-    statement on PostgreSQL (``timeouts.rows``).
+    statement on PostgreSQL (``_time_limit.rows``).
     """
     up = cursor.newer_pages
     if len(author_ids) >= WALK_FROM_AUTHORS:

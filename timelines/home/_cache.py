@@ -1,7 +1,7 @@
-"""The Redis adapter beneath ``timelines.inbox``: list caches of inboxes (seed 001).
+"""The Redis adapter beneath ``timelines.home._inbox``: list caches of inboxes (seed 001).
 
 One Redis list per reader: a sentinel at index 0, then the reader's timeline
-keys, newest first, each once; the scripts (``timelines.cache_lua``) keep it so.
+keys, newest first, each once; the scripts (``timelines.home._cache_scripts``) keep it so.
 
 - **Why a list.** A fan-out adds the newest key to tens of thousands of caches
   at once: a list takes it with one LINSERT after the sentinel, whatever the
@@ -9,7 +9,7 @@ keys, newest first, each once; the scripts (``timelines.cache_lua``) keep it so.
   every member to add one, more work than the list's whole push; a large
   one (a skiplist) takes ~100 KB for 800 keys. A list of 800 keys takes ~16 KB
   in Redis's default list encoding (docs/BENCHMARKS.md). Reads halve it by
-  index to find a cursor (``cache_lua.position``).
+  index to find a cursor (``_cache_scripts.position``).
 - The sentinel (``!`` and the server's incarnation) is always there in a cached
   inbox, so an existing key with nothing else is "known empty", and a missing
   key is "not cached" (seed 001's "no more" flag).
@@ -79,8 +79,8 @@ from redis.exceptions import (
 
 from feed_project import cache_breaker
 from posts import ids
-from timelines import cache_lua as lua
-from timelines.models import CacheGeneration
+from timelines.home import _cache_scripts
+from timelines.home._models import CacheGeneration
 
 logger = logging.getLogger(__name__)
 
@@ -96,16 +96,16 @@ FILL_MARKER_SECONDS = 30
 @cache
 def _scripts(client: Redis | RedisCluster) -> dict:
     return {
-        name: client.register_script(lua.INCARNATION + source)
+        name: client.register_script(_cache_scripts.INCARNATION + source)
         for name, source in (
-            ("push_many", lua.PUSH_MANY),
-            ("remove_many", lua.REMOVE_MANY),
-            ("remove_author", lua.REMOVE_AUTHOR),
-            ("fill", lua.FILL),
-            ("older", lua.OLDER),
-            ("newer", lua.NEWER),
-            ("count_newer", lua.COUNT_NEWER),
-            ("sentinel", lua.SENTINEL_NOW),
+            ("push_many", _cache_scripts.PUSH_MANY),
+            ("remove_many", _cache_scripts.REMOVE_MANY),
+            ("remove_author", _cache_scripts.REMOVE_AUTHOR),
+            ("fill", _cache_scripts.FILL),
+            ("older", _cache_scripts.OLDER),
+            ("newer", _cache_scripts.NEWER),
+            ("count_newer", _cache_scripts.COUNT_NEWER),
+            ("sentinel", _cache_scripts.SENTINEL_NOW),
         )
     }
 

@@ -1,7 +1,7 @@
 """Who of the people a reader follows (or the reader) reposted these originals: the
 "reposted by" of a feed item, where a post and its reposts collapse into one (seed
 004). The rule is ``posts.visibility``'s, in SQL, as in the entries statement
-(``timelines.entries``)."""
+(``timelines.home._items``)."""
 
 from django.conf import settings
 from django.db import connection

@@ -1,7 +1,7 @@
 """Opening a reader's inbox for a page: the state statement, and the rebuild when the
 inbox is not built.
 
-A page needs three things before it reads keys (``timelines.feed``): whether
+A page needs three things before it reads keys (``timelines.home._page``): whether
 the inbox is built, the cache generation, and the pulled authors the reader
 follows. One statement reads them, alone or as the prelude of the page's
 entries statement (``state_prelude``), after a cache read under the
@@ -20,14 +20,15 @@ from django.db import connection
 from posts import sql as post_sql
 from relations.visibility import sql_followed_or_self
 from timelines import outbox
-from timelines.entries import Prelude
-from timelines.inbox import Inbox
-from timelines.models import CacheGeneration, InboxState, PullAuthor
+from timelines.home._inbox import Inbox
+from timelines.home._items import Prelude
+from timelines.home._models import CacheGeneration, InboxState
+from timelines.models import PullAuthor
 
 
 class NotBuilt:
     """The source of a visit that does not wait for its inbox's rebuild: it holds
-    nothing and covers nothing, so ``timelines.feed`` pulls every window."""
+    nothing and covers nothing, so ``timelines.home._page`` pulls every window."""
 
     def older(self, before: str | None, limit: int) -> list[str]:
         return []
@@ -171,7 +172,7 @@ def open_built(reader_id: int, *, following: int, read: Inbox | None = None) -> 
 
     A reader who follows more than FEED_REBUILD_INLINE_FOLLOWING accounts does not
     wait for that: the rebuild (thousands of authors' posts) is queued, and until it
-    is done the pages are pulled, which ``timelines.pull.merged`` does in two
+    is done the pages are pulled, which ``timelines.home._pull.merged`` does in two
     passes (seed 000's answer to readers who follow thousands). ``read``: as for
     ``opened_from``, kept only when the inbox was built already.
     """

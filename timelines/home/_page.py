@@ -1,7 +1,8 @@
-"""The home feed: inbox, plus big accounts pulled at read time, plus pull below the inbox.
+"""Reading the home feed: inbox, plus big accounts pulled at read time, plus pull below
+the inbox.
 
-``home_feed`` is what the home page shows, newest first, one cursor page at a
-time; ``new_entries_count`` is the "N new posts" notice.
+``home_feed`` is a page of it, newest first, one cursor page at a time (either
+way); ``new_entries_count`` is the "N new posts" notice.
 """
 
 import logging
@@ -12,10 +13,10 @@ from django.db import DatabaseError, OperationalError
 
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
-from timelines import entries, opening, pull
-from timelines.entries import FeedItem, hydrate
-from timelines.inbox import Inbox
-from timelines.opening import NotBuilt, OpenInbox
+from timelines.home import _items, _pull, _state
+from timelines.home._inbox import Inbox
+from timelines.home._items import FeedItem, hydrate
+from timelines.home._state import NotBuilt, OpenInbox
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def _window(
     if cursor.newer_pages:
         keys, covered = source.newer(cursor.after, limit)
         if not covered:  # the cursor is below the inbox: pull the whole window
-            keys = pull.reader_keys(reader_id=reader_id, cursor=cursor, limit=limit)
+            keys = _pull.reader_keys(reader_id=reader_id, cursor=cursor, limit=limit)
     else:
         keys = source.older(cursor.before, limit)
         reached_after = cursor.after is not None and bool(keys) and keys[-1] <= cursor.after
@@ -63,10 +64,10 @@ def _window(
         if len(keys) < limit and not reached_after:
             # Ran past the inbox's oldest entry: pull the rest.
             below = Cursor(before=keys[-1] if keys else cursor.before, after=cursor.after)
-            keys += pull.reader_keys(reader_id=reader_id, cursor=below, limit=limit - len(keys))
+            keys += _pull.reader_keys(reader_id=reader_id, cursor=below, limit=limit - len(keys))
     if pulled:
         try:  # a pull that must never block the page (seed 002)
-            extra = pull.merged(
+            extra = _pull.merged(
                 pulled, cursor=cursor, limit=limit, timeout_ms=settings.FEED_PULL_TIMEOUT_MS
             )
         except DatabaseError:
@@ -118,15 +119,15 @@ def _first_window(
     (``Inbox.cached_older`` remembers what it read).
     """
     opened = read = None
-    guess = opening.seen_generation()
-    if cursor.after is None and guess is not None and entries.follows_a_prelude():
+    guess = _state.seen_generation()
+    if cursor.after is None and guess is not None and _items.follows_a_prelude():
         read = Inbox(reader.pk, generation=guess)
         keys = read.cached_older(cursor.before, size)
         if keys is not None and len(keys) > limit:  # fewer cannot show a page
-            merge = pull.WindowMerge.of(opening.pulled_seen(reader.pk), cursor=cursor, limit=size)
+            merge = _pull.WindowMerge.of(_state.pulled_seen(reader.pk), cursor=cursor, limit=size)
             try:
-                states, items = entries.hydrate_after(
-                    opening.state_prelude(
+                states, items = _items.hydrate_after(
+                    _state.state_prelude(
                         reader.pk, guess, pulled=merge.authors if merge else [], lowest=keys[-1]
                     ),
                     keys,
@@ -137,17 +138,17 @@ def _first_window(
                 )
             except OperationalError:  # the merged pull ran out of time: read on without it
                 _pull_failed(notices)
-                opened = opening.open_built(reader.pk, following=reader.following_count, read=read)
+                opened = _state.open_built(reader.pk, following=reader.following_count, read=read)
                 opened = OpenInbox(opened.inbox, pulled=[])
             else:
-                opened = opening.opened_from(reader.pk, states, read=read)
+                opened = _state.opened_from(reader.pk, states, read=read)
                 if items is not None and _stands(
                     keys, items, size=size, limit=limit, merged=merge is not None
                 ):
                     assert opened is not None  # the prelude held: built
                     return _Window(opened, keys, items)
     if opened is None:
-        opened = opening.open_built(reader.pk, following=reader.following_count, read=read)
+        opened = _state.open_built(reader.pk, following=reader.following_count, read=read)
     keys, items = _read(reader, opened, window=cursor, size=size, wanted=limit + 1, notices=notices)
     return _Window(opened, keys, items)
 
@@ -179,7 +180,7 @@ def home_feed(*, reader: User, cursor: Cursor, limit: int | None = None) -> Page
     """One page of the reader's home feed, newest first.
 
     Its first step builds the reader's inbox when it is not built (a write,
-    named as one: ``opening.open_built``); the rest reads.
+    named as one: ``_state.open_built``); the rest reads.
     """
     limit = page_size(limit)
     notices: list[str] = []

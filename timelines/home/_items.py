@@ -5,7 +5,7 @@ now (``posts.visibility``: an unfollow, a block or a mute takes effect at
 once, before any inbox is cleaned), with each original shown once, at its
 newest entry, and who of the people the reader follows reposted it (seed 004).
 On PostgreSQL the statement hands back the row versions of the entries it keeps,
-and their posts come from those the process holds (``timelines.held``).
+and their posts come from those the process holds (``timelines.home._held_posts``).
 """
 
 import functools
@@ -22,9 +22,9 @@ from posts import ids, visibility
 from posts import sql as post_sql
 from posts.models import Post
 from relations.visibility import sql_self_and_followees, standing
-from timelines import held, timeouts
-from timelines.pull import WindowMerge
-from timelines.reposters import reposted_by, reposts_scanned_most
+from timelines.home import _held_posts, _time_limit
+from timelines.home._pull import WindowMerge
+from timelines.home._reposters import reposted_by, reposts_scanned_most
 
 
 @dataclass
@@ -47,7 +47,7 @@ class FeedItem:
 # (post_timeline_idx), so the rule is checked entry by entry until the page is
 # full, not for every key of a window three times the page (where nothing is
 # dropped, 21 entries checked instead of 63). It selects the entries' columns,
-# or where the process holds posts (timelines.held) their versions.
+# or where the process holds posts (timelines.home._held_posts) their versions.
 _ENTRIES_SQL = """
 SELECT {selected}
 FROM {post} p
@@ -91,7 +91,9 @@ _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
 _ENTRY_COLUMNS = (
     f"{post_sql.post_and_author_columns('p', 'a')}, {post_sql.post_and_author_columns('o', 'oa')}"
 )
-_ENTRY_VERSIONS = f"p.id, {held.sql_version('p', 'a')}, o.id, {held.sql_version('o', 'oa')}"
+_ENTRY_VERSIONS = (
+    f"p.id, {_held_posts.sql_version('p', 'a')}, o.id, {_held_posts.sql_version('o', 'oa')}"
+)
 
 
 def _one_line(sql: str) -> str:
@@ -151,7 +153,7 @@ def _read_entries(
     params = _entries_params(reader_id, following=following, limit=limit)
     if prelude is not None:
         params.update(prelude.params)  # its %(viewer)s is the reader too
-    holding = held.enabled()
+    holding = _held_posts.enabled()
     if merge is None:
         among_keys = post_sql.among(keys, params, "keys")
     else:
@@ -165,10 +167,10 @@ def _read_entries(
     if prelude is not None:
         sql = _after_prelude_sql(prelude.sql, prelude.holds, sql)
     if merge is None:
-        return timeouts.rows(sql, params, timeout_ms=None), holding
-    # Planned once, as psycopg's prepared statements are (timeouts._one_trip).
+        return _time_limit.rows(sql, params, timeout_ms=None), holding
+    # Planned once, as psycopg's prepared statements are (_time_limit._one_trip).
     limit_ms = settings.FEED_PULL_TIMEOUT_MS
-    return timeouts.rows(sql, params, timeout_ms=limit_ms, generic_plan=True), holding
+    return _time_limit.rows(sql, params, timeout_ms=limit_ms, generic_plan=True), holding
 
 
 def _shown_entries(
@@ -185,13 +187,13 @@ def _shown_entries(
 
 def _held_entries(rows: list[tuple]) -> list[tuple[str, Post]]:
     """Entries from their versions: (post id, version, original id, version) rows. The
-    posts are the held ones, shared by every reader and never changed (timelines.held)."""
+    posts are the held ones, shared by every reader and never changed (``_held_posts``)."""
     versions = {}
     for post_id, version, original_id, original_version in rows:
         versions[post_id] = version
         if original_id is not None:
             versions[original_id] = original_version
-    found = held.posts(versions)
+    found = _held_posts.posts(versions)
     entries = []
     for post_id, _, original_id, _ in rows:
         if post_id not in found or (original_id is not None and original_id not in found):
@@ -369,7 +371,7 @@ def hydrate_after(
 ) -> tuple[list[tuple], list[FeedItem] | None]:
     """``hydrate`` (newest first) in the round trip of ``prelude``: the prelude's rows
     (their first ``prelude.width`` columns), and the items, None unless its
-    condition held. With ``merge``, of ``keys`` with its authors' posts merged
+    condition _held_posts. With ``merge``, of ``keys`` with its authors' posts merged
     in, in the same statement, under FEED_PULL_TIMEOUT_MS (a DatabaseError past
     it): the pull of big accounts must not hold up the page (seed 002)."""
     rows, holding = _read_entries(

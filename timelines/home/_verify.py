@@ -14,11 +14,14 @@ from django.utils import timezone
 
 from feed_project.pagination import Cursor
 from posts import ids
-from timelines import cache, inbox
-from timelines.cache import CachedInbox
-from timelines.inbox import Inbox
-from timelines.models import InboxEntry, InboxState, PendingTask, PullAuthor
-from timelines.reference import pull_reference_keys
+from timelines import outbox
+from timelines.home import _cache
+from timelines.home._cache import CachedInbox
+from timelines.home._inbox import Inbox
+from timelines.home._models import InboxEntry, InboxState
+from timelines.home._trim import cap
+from timelines.home.pull_model import pull_reference_keys
+from timelines.models import PullAuthor
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ def verify(reader_id: int) -> Verified | None:
     left alone: the read drops them, and the trim deletes them in time.
     """
     floor = InboxState.objects.filter(reader_id=reader_id).values_list("floor", flat=True).first()
-    if floor is None or PendingTask.objects.filter(owner=reader_id).exists():
+    if floor is None or outbox.pending_for(reader_id):
         return None
     settled = timezone.now() - timedelta(seconds=2 * settings.FEED_SWEEP_AFTER_SECONDS)
     below = ids.encode_number(ids.time_of(settled), ids.TIME_WIDTH).ljust(ids.KEY_LENGTH, "0")
@@ -70,14 +73,14 @@ def verify(reader_id: int) -> Verified | None:
     )
     missing = lacking(table)
     Inbox(reader_id).push([(key, ids.author_of_timeline_key(key)) for key in missing])
-    cached = CachedInbox(reader_id, cache.generation()).older(None, inbox.cap() + 1)
+    cached = CachedInbox(reader_id, _cache.generation()).older(None, cap() + 1)
     cache_missing = [] if cached is None else lacking(cached)
     if missing or cache_missing:
-        cache.drop(reader_id)
+        _cache.drop(reader_id)
     return Verified(reader_id, missing=len(missing), cache_missing=len(cache_missing))
 
 
-def sample(size: int) -> list[int]:
+def sample_kept(size: int) -> list[int]:
     """About ``size`` kept inboxes, the next ones from a random reader id on: one range
     of the state rows' primary key, however many readers there are."""
     highest = InboxState.objects.order_by("-reader_id").values_list("reader_id", flat=True).first()

@@ -7,7 +7,7 @@ above that author's oldest pulled key, so nothing below the highest such key
 PostgreSQL that is one INSERT ... SELECT (a LATERAL index scan per author,
 the floor and the cap in the database: 20,000 pulled rows never leave it); on
 Citus, which cannot push a LIMIT down a LATERAL join, and on SQLite, the rows
-come back from ``timelines.pull`` and the same choice is made here.
+come back from ``timelines.home._pull`` and the same choice is made here.
 """
 
 from dataclasses import dataclass
@@ -17,8 +17,8 @@ from django.db import connection
 from feed_project.pagination import Cursor
 from feed_project.sharding import on_plain_postgresql
 from posts.models import Post
-from timelines import pull
-from timelines.models import InboxEntry
+from timelines.home import _pull
+from timelines.home._models import InboxEntry
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def write(authors: list[int], *, reader_id: int, per_author: int, cap: int) -> W
     """Write what the rebuild keeps of these authors' posts into the reader's inbox."""
     if on_plain_postgresql(connection):
         return _write_in_database(reader_id, authors, per_author=per_author, cap=cap)
-    rows = pull.nearest_by_author(authors, cursor=Cursor(), per_author=per_author)
+    rows = _pull.nearest_by_author(authors, cursor=Cursor(), per_author=per_author)
     kept, cut_off = keep(rows, per_author=per_author, cap=cap)
     InboxEntry.objects.bulk_create(
         [InboxEntry(reader_id=reader_id, timeline_key=key, author_id=a) for key, a in kept],

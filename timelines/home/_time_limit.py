@@ -1,6 +1,6 @@
 """Statements under a time limit: the read-time pull of big accounts must never hold
-up the page that merges it in (seed 002), alone (``timelines.pull``) or inside
-a page's statement (``timelines.entries.hydrate_after``).
+up the page that merges it in (seed 002), alone (``timelines.home._pull``) or inside
+a page's statement (``timelines.home._items.hydrate_after``).
 
 The limit is a ``SET LOCAL statement_timeout``, over when its transaction is.
 Outside a transaction, on plain PostgreSQL, the limit and the statement go in

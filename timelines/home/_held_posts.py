@@ -1,7 +1,7 @@
 """Posts held in this process under their rows' versions: what a feed page shows, read
 once per process rather than once per page, on PostgreSQL.
 
-The entries statement (``timelines.entries``) still checks the feed rule for
+The entries statement (``timelines.home._items``) still checks the feed rule for
 every page, and for the entries it keeps it hands back each row's version
 instead of its columns: the post's and its author's, and for a repost its
 original's and that author's. PostgreSQL writes a new row version for every

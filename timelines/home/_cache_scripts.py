@@ -1,11 +1,11 @@
-"""The Lua scripts of ``timelines.cache``: each runs on one reader's keys (one slot),
+"""The Lua scripts of ``timelines.home._cache``: each runs on one reader's keys (one slot),
 except the ``*_many`` forms, which loop over many readers' keys on a single Redis
 (on a Redis Cluster they are called with one reader each).
 
 A cached inbox is a Redis list: the sentinel at index 0, then the timeline keys,
 newest first, each once. Why a list and not a sorted set, and why the scripts
 do what they do (the sentinel, the incarnation stamp, the fill marker), is in
-``timelines.cache``'s docstring.
+``timelines.home._cache``'s docstring.
 """
 
 # Shared by every script. The sentinel of a cache names the incarnation of the
@@ -126,7 +126,7 @@ end
 # The writes of a fan-out chunk: many readers in one call. The readers come as
 # one argument, their ids in a string ("1,2,3" or "{1,2,3}"), and the script
 # builds each reader's keys from the head and tail of the inbox key around the
-# id and the marker's suffix (``cache.key_layout``). 10,000 readers as 20,000
+# id and the marker's suffix (``_cache.key_layout``). 10,000 readers as 20,000
 # KEYS cost the worker CPU to build and send; the server builds the
 # keys in about the instructions it took to parse them. A single Redis lets a
 # script touch keys it was not given. On a Redis Cluster a script reaches only
