@@ -4,7 +4,7 @@ posts and relations send their signals inside the transaction that makes
 the change, so each handler records the task the change needs in the outbox
 (``timelines.outbox``) in that same transaction: it is queued once the
 change commits, and swept if its message is lost. The work is in
-``timelines.fanout`` and ``timelines.home._inbox``, run by ``timelines.tasks``.
+``timelines.fanout`` and ``timelines.home``, run by ``timelines.tasks``.
 """
 
 from typing import Any

@@ -7,11 +7,11 @@ world and the same machine:
    Celery worker (or in process with ``worker=False``), against the raw limit
    of the machine: one INSERT ... SELECT of the same rows and one Lua call a
    chunk pushing to the same Redis keys.
-2. Home feed pages (``timelines.home._page.home_feed``), with the reader's
+2. Home feed pages (``timelines.home.home_feed``), with the reader's
    Redis cache warm and dropped, against the engine's per-author pull
    (``pull_keys``) and the plain query a Django developer would write, each
    + ``hydrate``, for the same reader and cursor.
-3. ``timelines.home._inbox.Inbox.rebuild`` of an inactive reader, against one
+3. ``timelines.home.rebuild`` of an inactive reader, against one
    set-based INSERT ... SELECT that writes the same inbox.
 
 The world lives in a dedicated PostgreSQL database and is reused between runs

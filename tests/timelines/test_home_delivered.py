@@ -49,16 +49,19 @@ def test_a_new_post_announces_the_kept_inboxes_it_reached(author_and_readers, he
     with committed():
         post = create_post(author=author, text="hello")
     post.refresh_from_db()
-    assert sorted(heard) == sorted(
-        [
-            ([author.pk], post.timeline_key, author.pk),  # the author's own inbox
-            (sorted(r.pk for r in readers[:2]), post.timeline_key, author.pk),  # the chunk
-        ]
+    assert (
+        sorted(heard)
+        == sorted(
+            [
+                ([author.pk], post.timeline_key, author.pk),  # the author's own inbox
+                (sorted(r.pk for r in readers[:2]), post.timeline_key, author.pk),  # the chunk
+            ]
+        )
     )
 
 
 def test_a_backfill_brings_old_posts_and_announces_nothing(author_and_readers, heard, committed):
-    author, readers = author_and_readers
+    author, _ = author_and_readers
     with committed():
         create_post(author=author, text="before the follow")
     newcomer = UserFactory()
@@ -74,9 +77,7 @@ def test_a_backfill_brings_old_posts_and_announces_nothing(author_and_readers, h
     assert heard == []
 
 
-def test_a_receiver_that_fails_leaves_the_delivery_standing(
-    author_and_readers, committed, caplog
-):
+def test_a_receiver_that_fails_leaves_the_delivery_standing(author_and_readers, committed, caplog):
     author, readers = author_and_readers
 
     def broken(sender, **kwargs):
