@@ -241,3 +241,35 @@ def test_a_chunk_delivered_after_a_trim_leaves_no_gap(feed_limits, twice):
         machine.deliver_waiting()
         machine.flush_redis()
         machine.teardown()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chunk_delivered_late_into_a_cache_left_short_leaves_no_gap(feed_limits):
+    """The soak's later history: a cache trimmed itself to the cap at each push (the
+    posts around a late chunk's post cut off its bottom), a deletion left it short
+    of the cap, and then the late chunk arrived: put below the cache's oldest key,
+    its post posed as the bottom of a complete cache, the trimmed posts missing."""
+    with broker_at(BROKER):
+        machine = FaultyFeedMachine()
+        reader, author = machine.world(
+            people=2,
+            locked=[False] * 4,
+            follows=[True] + [False] * 11,
+            big=3,
+            scanned=5,
+            cap=4,
+            muting=[None] * 4,
+            first_posts=[("public", [], "hello", "")] * 4,
+            reposting=[False] * 4,
+        ).values
+        machine.settle()
+        machine.read_first_page(reader)  # the reader's cache is live
+        machine.post(author, None, "public", [], "hello", "")
+        run(*machine.broker.pop_task(fanout.FAN_OUT_POST))
+        chunk = machine.broker.pop_task(fanout.FAN_OUT_CHUNK)  # late
+        newer = [machine.post(author, None, "public", [], "hello", "") for _ in range(5)]
+        machine.deliver_waiting()  # each push trims the cache to the cap
+        machine.delete(newer[-1])
+        machine.deliver_waiting()  # and the deletion leaves it one short
+        run(*chunk)
+        machine.teardown()

@@ -13,6 +13,12 @@ keys, newest first, each once; the scripts (``timelines.home._cache_scripts``) k
 - The sentinel (``!`` and the server's incarnation) is always there in a cached
   inbox, so an existing key with nothing else is "known empty", and a missing
   key is "not cached" (seed 001's "no more" flag).
+- **Complete above its oldest key**: every post of the inbox newer than the
+  cache's oldest key is in the cache, but for deliveries on their way. Trimming
+  to the cap at each push cuts the oldest, so that key is the cache's floor, as
+  ``InboxState.floor`` is the table's: a push below it is left out (reads pull
+  below the oldest key), and a cache that removals leave with no key is deleted,
+  having lost its floor.
 - Keys are ``inbox:{<reader>}:<generation>:list``; the braces make Redis Cluster put a
   reader's keys in one slot. On a single Redis, a push or removal for many
   readers (a fan-out chunk) is one script call looping over all their keys; on
@@ -24,7 +30,7 @@ keys, newest first, each once; the scripts (``timelines.home._cache_scripts``) k
   lagging replica never serves what it missed.** A restored dataset brings back
   old values of every key, so no key can tell a restored cache from a current
   one. The server itself can: every cache is stamped by its fill with the
-  incarnation of the server that holds it (``cache_lua.INCARNATION``: run_id, new at
+  incarnation of the server that holds it (``_cache_scripts.INCARNATION``: run_id, new at
   every start; replication id, new when a server is promoted or resynchronised
   from a master; the key counts of the last snapshot load, changed by an
   in-place load such as ``DEBUG RELOAD``), none of which is in the dataset.
@@ -247,7 +253,7 @@ def _run_on_cluster(
     reader's slot and sent through that master's own connection. Each call names
     its reader's keys as KEYS, which route it; the ``*_many`` scripts (given that
     one reader) take the master's incarnation, read once first
-    (cache_lua.PUSH_MANY): two round trips per master. A slot that moved
+    (``_cache_scripts.PUSH_MANY``): two round trips per master. A slot that moved
     meanwhile answers MOVED: the caller counts it a failed write (the caches are
     invalidated), and the slot map is reloaded.
     """
@@ -276,9 +282,11 @@ def _run_on_cluster(
 
 
 def push(reader_ids: Iterable[int], keys: Sequence[str], *, cap: int) -> None:
-    """Add timeline keys to the live caches of these readers, trimmed to ``cap``."""
+    """Add timeline keys to the live caches of these readers, trimmed to ``cap``; keys
+    below a cache's oldest are left out (``_cache_scripts.insert``). Oldest first, so
+    that a cache known empty takes them all, each one above the last."""
     if keys:
-        _run_for_readers("push", reader_ids, [cap, *keys])
+        _run_for_readers("push", reader_ids, [cap, *sorted(keys)])
 
 
 def remove(reader_ids: Iterable[int], keys: Sequence[str]) -> None:

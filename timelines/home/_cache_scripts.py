@@ -85,7 +85,12 @@ local function position(key, bound, inclusive)
 end
 -- Put each of ``members`` in its place unless it is there, then keep the newest
 -- ``cap``. A fan-out's key is almost always the newest: one LINSERT after the
--- sentinel (``stamp``), found at once.
+-- sentinel (``stamp``), found at once. A cache vouches for what lies above its
+-- oldest key only (what the trim to the cap cut off lies below it), so a member
+-- below that key is left out, as the table leaves out what lies below its floor:
+-- put there, a late delivery or a backfill would pose as the bottom of a
+-- complete cache, the posts trimmed off above it missing. Reads pull below the
+-- oldest key.
 local function insert(key, stamp, members, cap)
   local length = 0
   for _, member in ipairs(members) do
@@ -93,16 +98,19 @@ local function insert(key, stamp, members, cap)
     if not newest or below(newest, member) then
       length = redis.call('LINSERT', key, 'AFTER', stamp, member)
     elseif newest ~= member then
-      local at = position(key, member, true)
-      local there = redis.call('LINDEX', key, at)
-      if not there then
-        length = redis.call('RPUSH', key, member)
-      elseif there ~= member then
+      local there = redis.call('LINDEX', key, position(key, member, true))
+      if there and there ~= member then
         length = redis.call('LINSERT', key, 'BEFORE', there, member)
       end
     end
   end
   if length > cap + 1 then redis.call('LTRIM', key, '0', cap) end
+end
+-- After removals: a cache left with no key no longer knows how far down it
+-- vouched (a push would make its key the bottom, with what was trimmed off
+-- above it missing), so it goes, and the next read fills it from the table.
+local function forget_if_emptied(key)
+  if redis.call('LLEN', key) == 1 then redis.call('DEL', key) end
 end
 -- The walk of the ``*_many`` scripts, whose ARGV start: incarnation or "", the
 -- key's head, tail and marker suffix, the readers' ids. Each reader's fill marker
@@ -151,6 +159,7 @@ return 0
 REMOVE_MANY = """
 each_reader(function(key)
   for i = 6, #ARGV do redis.call('LREM', key, '1', ARGV[i]) end
+  forget_if_emptied(key)
 end)
 return 0
 """
@@ -164,6 +173,7 @@ local last = first + #ARGV[1] - 1
 for _, member in ipairs(redis.call('LRANGE', KEYS[1], '1', '-1')) do
   if string.sub(member, first, last) == ARGV[1] then redis.call('LREM', KEYS[1], '1', member) end
 end
+forget_if_emptied(KEYS[1])
 return 0
 """
 # KEYS: inbox, marker. ARGV: token, ttl seconds, members newest first...
