@@ -49,6 +49,8 @@ class FeedTask(FailFastTask):
     autoretry_for = (DatabaseError,)
     retry_backoff = True
     retry_backoff_max = 60
+    # Celery's autoretry reads it with this default; OutboxTask's own retry reads it too.
+    retry_jitter = True
     max_retries = 8
     owner_arg = 0
 

@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 from django.conf import settings
 from django.core.management import call_command
-from django.db import transaction
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -365,3 +365,19 @@ def test_the_sweeper_runs_as_often_as_the_settings_say():
     assert schedule["task"] == tasks.sweep_undelivered.name
     assert schedule["schedule"] <= 15
     assert settings.FEED_SWEEP_AFTER_SECONDS == 60
+
+
+def test_an_outbox_task_whose_claim_keeps_failing_gives_up_with_the_database_error(db):
+    """The claim's database errors are retried with the tasks' backoff; past the last
+    retry the task fails with the error itself (the sweep runs it again later)."""
+    task = tasks.sync_author
+
+    def refuse(run, sql, params, many, context):
+        raise OperationalError("the server closed the connection unexpectedly")
+
+    task.push_request(retries=task.max_retries + 1, is_eager=False, called_directly=False)
+    try:
+        with connection.execute_wrapper(refuse), pytest.raises(OperationalError):
+            task(1, 2)
+    finally:
+        task.pop_request()
