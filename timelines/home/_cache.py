@@ -14,7 +14,9 @@ keys, newest first, each once; the scripts (``timelines.home._cache_scripts``) k
   inbox, so an existing key with nothing else is "known empty", and a missing
   key is "not cached" (seed 001's "no more" flag).
 - **Complete above its oldest key**: every post of the inbox newer than the
-  cache's oldest key is in the cache, but for deliveries on their way. Trimming
+  cache's oldest key is in the cache, but for deliveries on their way (and at or
+  above the table's floor: a fill copies the table, whose entries below the
+  floor the reads ignore in the cache as in the table). Trimming
   to the cap at each push cuts the oldest, so that key is the cache's floor, as
   ``InboxState.floor`` is the table's: a push below it is left out (reads pull
   below the oldest key), and a cache that removals leave with no key is deleted,
