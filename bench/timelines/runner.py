@@ -5,8 +5,8 @@ import os
 from django.db import connection
 
 from bench.timelines.fanout import fan_out_figure
-from bench.timelines.home._rebuild import rebuild_figure
 from bench.timelines.reads import home_figures
+from bench.timelines.rebuild import rebuild_figure
 from bench.timelines.report import Table
 from bench.timelines.spec import AUTHOR, READER, Log, Options, WorldSpec
 from bench.timelines.wide import wide_figure

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from bench.timelines import plain
-from bench.timelines.home._rebuild import forget_inbox
+from bench.timelines.rebuild import forget_inbox
 from bench.timelines.report import (
     TIMING_HEADER,
     Table,

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from bench.timelines.home._rebuild import raw_rebuild
+from bench.timelines.rebuild import raw_rebuild
 from bench.timelines.spec import (
     AUTHOR,
     FOLLOWER,
