@@ -20,11 +20,13 @@ from django.db.utils import load_backend
 
 from accounts.models import User
 from bench.soak.clients import Client, walk_home_feed
-from bench.soak.report import LAG_WINDOW, NO_CACHE, WALKS, Lag, Report, compare
+from bench.soak.report import LAG_WINDOW, NO_CACHE, WALKS, FeedCheck, Lag, Report, compare
 from bench.soak.services import Services
 from feed_project.pagination import Cursor
 from posts import ids
 from posts.models import Post
+from timelines.home import _cache as cache
+from timelines.home._models import InboxEntry, InboxState
 from timelines.home.pull_model import pull_reference_keys
 from timelines.models import FanOut, PendingTask
 
@@ -126,7 +128,38 @@ def check_feeds(clients: list[Client], services: Services, report: Report) -> No
             shown, failed = walk_home_feed(client.browser)
             check = compare(client.username, shown, expected[client.username], walk)
             check.failed_pages = failed
+            check.clues = clues(users[client.username], expected[client.username], check, services)
             report.feeds.append(check)
+
+
+CLUES = 3  # missed posts described a feed
+
+
+def clues(reader_id: int, expected: list[str], check: FeedCheck, services: Services) -> list[str]:
+    """Where the first missed posts were: the post, and whether the reader's inbox
+    table and cache held it, beside the inbox's floor and the cache's extent."""
+    if not check.missing:
+        return []
+    floor = InboxState.objects.filter(reader_id=reader_id).values_list("floor", flat=True).first()
+    entries = InboxEntry.objects.filter(reader_id=reader_id)
+    table = set(entries.values_list("timeline_key", flat=True))
+    members = services.cache.client().lrange(cache.inbox_key(reader_id, cache.generation()), 1, -1)
+    cached = [member.decode() for member in members]
+    found = []
+    for position in check.missing[:CLUES]:
+        post = (
+            Post.objects.with_id(expected[position])
+            .values("timeline_key", "author_id", "repost_of_id", "created_at")
+            .first()
+            or {}
+        )
+        key = post.get("timeline_key")
+        found.append(
+            f"#{position} {expected[position]} {post}: in the table {key in table}, "
+            f"in the cache {key in cached} (its {len(cached)} keys {cached[:1]}..{cached[-1:]}), "
+            f"floor {floor}"
+        )
+    return found
 
 
 def reference(reader_id: int) -> list[str]:

@@ -58,6 +58,8 @@ class FeedCheck:
     duplicated: int = 0  # shown more than once
     out_of_order: int = 0  # shown, but not in the reference's order
     failed_pages: list[int] = field(default_factory=list)  # statuses of pages not a 200
+    # For a missed post: where it was, so that a failure says more than a position.
+    clues: list[str] = field(default_factory=list)
 
     @property
     def differs(self) -> bool:
@@ -69,10 +71,11 @@ class FeedCheck:
         missing = len(self.missing)
         where = f" (at {_positions(self.missing)} of the reference)" if missing else ""
         pages = f", pages failed {self.failed_pages}" if self.failed_pages else ""
+        clues = "".join(f"\n      {clue}" for clue in self.clues)
         return (
             f"feed of {self.username} {self.walk}: {self.shown} shown, {self.expected} expected: "
             f"{missing} missing{where}, {self.extra} extra, {self.duplicated} duplicated, "
-            f"{self.out_of_order} out of order{pages}"
+            f"{self.out_of_order} out of order{pages}{clues}"
         )
 
 
