@@ -1,5 +1,7 @@
 """The list cache's scripts against a plain Python model of an inbox: keys newest
-first, each once, at most the cap; every read as a slice of that.
+first, each once, at most the cap, complete above the oldest (a key pushed below
+it is left out; a cache that removals empty is gone); every read as a slice of
+that.
 
 Pushes come in any order (fan-outs finish out of order, a follow pushes older
 posts), twice (a retried task), and past the cap; reads start at keys that are
@@ -57,13 +59,15 @@ def test_the_scripts_keep_and_read_an_inbox_as_the_model_does(filled, steps):
         name, *args = step
         if name == "push":
             cache.push([READER], args[0], cap=CAP)
-            model = sorted({*model, *args[0]}, reverse=True)[:CAP]
+            model = None if model is None else _pushed(model, args[0])
         elif name == "remove":
             cache.remove([READER], args[0])
-            model = [key for key in model if key not in args[0]]
+            model = _removed(model, [key for key in model or [] if key in args[0]])
         elif name == "remove_author":
             cache.remove_author(READER, args[0])
-            model = [key for key in model if _author_of(key) != args[0]]
+            model = _removed(model, [key for key in model or [] if _author_of(key) == args[0]])
+        elif model is None:  # gone: every read is a miss
+            assert getattr(inbox, name)(*args) is None, step
         elif name == "older":
             before, limit = args
             expected = [key for key in model if before is None or key < before][:limit]
@@ -76,7 +80,17 @@ def test_the_scripts_keep_and_read_an_inbox_as_the_model_does(filled, steps):
         else:
             after, most = args
             assert inbox.count_newer(after, most) == min(sum(k > after for k in model), most)
-    assert inbox.older(None, CAP + 1) == model  # the whole list: newest first, once each
+    # The whole list: newest first, once each (None: gone).
+    assert inbox.older(None, CAP + 1) == model
+
+
+def _pushed(model: list[str], keys: list[str]) -> list[str]:
+    """The model after a push: oldest first, each key in its place, but none below the
+    oldest of a cache that holds some; then the newest CAP."""
+    for key in sorted(keys):
+        if not model or key > model[-1]:
+            model = sorted({*model, key}, reverse=True)
+    return model[:CAP]
 
 
 def test_a_read_loads_its_script_again_when_the_server_forgot_it():
@@ -107,3 +121,10 @@ def test_the_scripts_order_keys_by_their_bytes(common, one, other):
     a, b = common + one, common + other
     script = cache_lua.INCARNATION + "return below(ARGV[1], ARGV[2]) and 1 or 0"
     assert cache.client().eval(script, 0, a, b) == (a < b)
+
+
+def _removed(model: list[str] | None, gone: list[str]) -> list[str] | None:
+    """The model after removals: a cache they leave with no key is gone (None)."""
+    if model is None or not gone:
+        return model
+    return [key for key in model if key not in gone] or None

@@ -106,11 +106,12 @@ local function insert(key, stamp, members, cap)
   end
   if length > cap + 1 then redis.call('LTRIM', key, '0', cap) end
 end
--- After removals: a cache left with no key no longer knows how far down it
--- vouched (a push would make its key the bottom, with what was trimmed off
--- above it missing), so it goes, and the next read fills it from the table.
-local function forget_if_emptied(key)
-  if redis.call('LLEN', key) == 1 then redis.call('DEL', key) end
+-- After ``removed`` removals: a cache they left with no key no longer knows how
+-- far down it vouched (a push would make its key the bottom, with what was
+-- trimmed off above it missing), so it goes, and the next read fills it from
+-- the table. A cache filled empty, from an empty inbox, vouches for everything.
+local function forget_if_emptied(key, removed)
+  if removed > 0 and redis.call('LLEN', key) == 1 then redis.call('DEL', key) end
 end
 -- The walk of the ``*_many`` scripts, whose ARGV start: incarnation or "", the
 -- key's head, tail and marker suffix, the readers' ids. Each reader's fill marker
@@ -158,8 +159,9 @@ return 0
 # ARGV: (each_reader's), members...
 REMOVE_MANY = """
 each_reader(function(key)
-  for i = 6, #ARGV do redis.call('LREM', key, '1', ARGV[i]) end
-  forget_if_emptied(key)
+  local removed = 0
+  for i = 6, #ARGV do removed = removed + redis.call('LREM', key, '1', ARGV[i]) end
+  forget_if_emptied(key, removed)
 end)
 return 0
 """
@@ -170,10 +172,13 @@ redis.call('DEL', KEYS[2])
 if not live(KEYS[1]) then return 0 end
 local first = tonumber(ARGV[2])
 local last = first + #ARGV[1] - 1
+local removed = 0
 for _, member in ipairs(redis.call('LRANGE', KEYS[1], '1', '-1')) do
-  if string.sub(member, first, last) == ARGV[1] then redis.call('LREM', KEYS[1], '1', member) end
+  if string.sub(member, first, last) == ARGV[1] then
+    removed = removed + redis.call('LREM', KEYS[1], '1', member)
+  end
 end
-forget_if_emptied(KEYS[1])
+forget_if_emptied(KEYS[1], removed)
 return 0
 """
 # KEYS: inbox, marker. ARGV: token, ttl seconds, members newest first...
