@@ -83,7 +83,7 @@ def test_it_costs_at_most_three_queries_and_no_feed_computation(
     def no_feed(*args, **kwargs):
         raise AssertionError("the endpoint computed a feed")
 
-    for name in ("home_feed", "hydrate", "pull.reader_keys", "opening.open_built"):
+    for name in ("home_feed", "hydrate", "_pull.reader_keys", "_state.open_built"):
         monkeypatch.setattr(f"timelines.home._page.{name}", no_feed)
     monkeypatch.setattr("timelines.home._inbox.Inbox.rebuild", no_feed)
     with CaptureQueriesContext(connection) as queries, django_assert_max_num_queries(3):
