@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from accounts.tasks import enqueue_on_commit, send_address_in_use_mail, send_verification_mail
 
@@ -46,7 +46,7 @@ def claim(*, user: User, address: str, base_url: str) -> None:
     try:
         with transaction.atomic():  # losing to the address's claim spoils only this
             User.objects.filter(pk=user.pk).update(email=address)
-            claims.take_email(user_id=user.pk, address=address)
+            unique_names.take_email(user_id=user.pk, address=address)
     except IntegrityError:
         User.objects.filter(pk=user.pk).update(unconfirmed_email=address)
         user.unconfirmed_email = address
@@ -97,8 +97,8 @@ def confirm(*, user_id: int, address: str) -> Outcome:
                     User.objects.filter(pk=user.pk).update(
                         email=user.unconfirmed_email, unconfirmed_email="", email_verified_at=now
                     )
-                    claims.release_email(user_id=user.pk, address=user.email)
-                    claims.take_email(user_id=user.pk, address=user.unconfirmed_email)
+                    unique_names.release_email(user_id=user.pk, address=user.email)
+                    unique_names.take_email(user_id=user.pk, address=user.unconfirmed_email)
             except IntegrityError:
                 return Outcome.TAKEN
             return Outcome.VERIFIED

@@ -32,7 +32,7 @@ from django.contrib.admin.models import LogEntry
 from django.db import transaction
 from django.utils import timezone
 
-from accounts import claims, exports, sessions, tasks
+from accounts import exports, sessions, tasks, unique_names
 from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User, UserSession
 from accounts.signals import account_deactivated, account_erasing, account_reactivated
 
@@ -105,7 +105,7 @@ def erase(*, user_id: int, now: datetime | None = None) -> bool:
         user.user_permissions.clear()
         user.set_unusable_password()
         # The username's claim stays with the tombstone; the address is free again.
-        claims.release_email(user_id=user.pk, address=user.email)
+        unique_names.release_email(user_id=user.pk, address=user.email)
         User.objects.filter(pk=user.pk).update(
             password=user.password,
             email="",

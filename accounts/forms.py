@@ -6,7 +6,7 @@ from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from accounts import avatar_upload, claims, registration, twofactor
+from accounts import avatar_upload, registration, twofactor, unique_names
 from accounts.addresses import normalize
 from accounts.models import Invite, User, username_validator
 from feed_project.images import Refused
@@ -89,8 +89,8 @@ class SignupForm(forms.Form):
 
     def clean_username(self) -> str:
         username: str = self.cleaned_data["username"]
-        # "Alice" and "alice" are one name (accounts.claims holds it on every database).
-        if claims.username_taken(username):
+        # "Alice" and "alice" are one name (accounts.unique_names holds it on every database).
+        if unique_names.username_taken(username):
             raise ValidationError("That username is taken.", code="taken")
         return username
 

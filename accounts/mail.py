@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from accounts.tokens import verification_token
 
@@ -41,7 +41,7 @@ def send_verification(*, user_id: int, address: str, base_url: str) -> bool:
 
 def send_address_in_use(*, address: str, base_url: str) -> bool:
     """Someone signed up with an address an account already has: tell its owner."""
-    owner = claims.users_with_email(address).first()
+    owner = unique_names.users_with_email(address).first()
     if owner is None:
         return False
     context = {

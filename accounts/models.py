@@ -14,10 +14,10 @@ username_validator = RegexValidator(
 class CaseInsensitiveUserManager(UserManager):
     def get_by_natural_key(self, username: str) -> "User":
         # Log-in with "Alice" finds alice: usernames are unique case-insensitively,
-        # and found through their claim (accounts.claims): one shard on Citus.
-        from accounts import claims
+        # and found through their claim (accounts.unique_names): one shard on Citus.
+        from accounts import unique_names
 
-        return claims.users_named(username).get()
+        return unique_names.users_named(username).get()
 
 
 class User(AbstractUser):
@@ -95,13 +95,13 @@ class User(AbstractUser):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         """Save the row and, in its transaction, its username and e-mail claims
-        (accounts.claims): a name or address taken by another account raises
+        (accounts.unique_names): a name or address taken by another account raises
         IntegrityError, as the unique constraints do on plain PostgreSQL."""
-        from accounts import claims
+        from accounts import unique_names
 
         with transaction.atomic(using=kwargs.get("using")):
             super().save(*args, **kwargs)
-            claims.sync(self)
+            unique_names.sync(self)
 
     @property
     def name(self) -> str:
@@ -114,7 +114,7 @@ class User(AbstractUser):
 
 class UsernameClaim(models.Model):
     """A username taken, lower-cased: its owner, and its case-insensitive uniqueness
-    on every database (accounts.claims).
+    on every database (accounts.unique_names).
 
     On Citus ``accounts_user`` is distributed by id, so no constraint there can
     keep "Alice" and "alice" apart, and a look-up by name would read every

@@ -3,7 +3,7 @@
 from django.contrib.auth.models import Permission
 from django.db import transaction
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 
 # (app label, codename): posts.moderate lets them hide and restore posts and work
@@ -27,7 +27,7 @@ def make_moderator(*, username: str, password: str | None) -> tuple[User, bool]:
     as sign-up asks for none.
     """
     with transaction.atomic():
-        user = claims.users_named(username).first()
+        user = unique_names.users_named(username).first()
         created = user is None
         if user is None:
             user = User.objects.create_user(username=username, password=password)

@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse_lazy
 from django.utils.decorators import method_decorator
 
-from accounts import claims, sessions
+from accounts import sessions, unique_names
 from accounts.models import User
 from accounts.tasks import enqueue_on_commit, send_password_reset_mail
 from feed_project.ratelimits import ratelimit
@@ -34,8 +34,8 @@ class QueuedPasswordResetForm(auth_forms.PasswordResetForm):
 
     def get_users(self, email: str) -> Iterator[User]:
         """The active account with this address (case-insensitively) and a password,
-        found through the address's claim (one shard on Citus, accounts.claims)."""
-        for user in claims.users_with_email(email).filter(is_active=True):
+        found through the address's claim (one shard on Citus, accounts.unique_names)."""
+        for user in unique_names.users_with_email(email).filter(is_active=True):
             if user.has_usable_password():
                 yield user
 

@@ -32,7 +32,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import connection, transaction
 from django.utils import timezone
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from bench import demo_life, phrases
 from bench.bulk import BULK_BATCH, Progress, chunks, no_progress, write_rows
@@ -89,7 +89,7 @@ class WorldReport:
 
 
 def demo_user_exists() -> bool:
-    return claims.username_taken(DEMO_USERNAME)
+    return unique_names.username_taken(DEMO_USERNAME)
 
 
 def build_world(
@@ -210,7 +210,7 @@ def usernames(rng: random.Random, n: int) -> list[str]:
     ]
     taken: set[str] = set()
     for chunk in chunks(names[1:], 5000):
-        taken.update(claims.user_ids_named(chunk))
+        taken.update(unique_names.user_ids_named(chunk))
     # "_" cannot end a generated name, so the new name is not one of the others.
     return [name + "_" if name.lower() in taken else name for name in names]
 
@@ -261,7 +261,7 @@ def _insert_users(
         )
     )
     user_ids = [by_name[account.username] for account in accounts]
-    claims.claim_bulk(
+    unique_names.claim_bulk(
         (pk, account.username, account.email)
         for pk, account in zip(user_ids, accounts, strict=True)
     )

@@ -26,7 +26,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from bench.bulk import Progress, no_progress, write_rows
 from bench.timelines import cpu
@@ -138,7 +138,7 @@ def build_world(spec: WorldSpec, *, log: Log, progress: Progress = no_progress) 
             for index in range(spec.authors)
         ]
         User.objects.bulk_create(users, batch_size=5000)
-        claims.claim_bulk((user.pk, user.username, user.email) for user in users)
+        unique_names.claim_bulk((user.pk, user.username, user.email) for user in users)
         author_ids = [user.pk for user in users]
 
         def rows() -> Iterator[tuple]:

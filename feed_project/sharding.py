@@ -95,7 +95,7 @@ TABLES: dict[str, Distributed | Reference] = {
     "timelines_fanout": Distributed("post_id", colocate_with=None),
     # Read by session key on every signed-in request.
     "django_session": Distributed("session_key", colocate_with=None),
-    # Usernames and e-mail addresses taken (accounts.claims): uniqueness, and
+    # Usernames and e-mail addresses taken (accounts.unique_names): uniqueness, and
     # the look-up of a person by name or address, on the one shard of the key.
     "accounts_usernameclaim": Distributed("name", colocate_with=None),
     "accounts_emailclaim": Distributed("address", colocate_with=None),

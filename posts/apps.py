@@ -7,7 +7,7 @@ class PostsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts import archive, signals
-        from posts import erasure, portability
+        from posts import archive_part, erasure
 
         signals.account_deactivated.connect(
             erasure.on_account_deactivated, dispatch_uid="posts.erasure.deactivated"
@@ -18,5 +18,5 @@ class PostsConfig(AppConfig):
         signals.account_erasing.connect(
             erasure.on_account_erasing, dispatch_uid="posts.erasure.erasing"
         )
-        for section in portability.SECTIONS:
+        for section in archive_part.SECTIONS:
             archive.register(section)

@@ -36,8 +36,7 @@ from PIL import Image
 from accounts.models import User
 from feed_project.images import FORMATS, Refused, reading
 from feed_project.images import frames as _frames
-from posts import ids
-from posts import sql as post_sql
+from posts import ids, page_queries
 from posts.models import MAX_ALT_TEXT_LENGTH, Post, PostMedia
 
 MAX_IMAGES = 4
@@ -269,11 +268,11 @@ def media_by_post(posts: Iterable[Post]) -> dict[str, list[PostMedia]]:
         return {}
     authors = sorted({ids.author_of_post_id(post_id) for post_id in post_ids})
     params: dict[str, object] = {}
-    rows = post_sql.models(
+    rows = page_queries.models(
         PostMedia,
-        f"SELECT {post_sql.columns(PostMedia)} FROM {PostMedia._meta.db_table}"
-        f" WHERE author_id {post_sql.among(authors, params, 'authors', 'bigint')}"
-        f" AND post_id {post_sql.among(post_ids, params)}"
+        f"SELECT {page_queries.columns(PostMedia)} FROM {PostMedia._meta.db_table}"
+        f" WHERE author_id {page_queries.among(authors, params, 'authors', 'bigint')}"
+        f" AND post_id {page_queries.among(post_ids, params)}"
         " AND discarded_at IS NULL ORDER BY post_id, position",
         params,
     )

@@ -2,7 +2,7 @@
 
 import re
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 
 # Usernames are letters, digits and underscores (accounts.models); an "@" right
@@ -29,7 +29,7 @@ def existing_mentions(text: str) -> str:
     names = mentioned_usernames(text)
     if not names:
         return ""
-    by_name = claims.user_ids_named(names)  # routed by name (accounts.claims)
+    by_name = unique_names.user_ids_named(names)  # routed by name (accounts.unique_names)
     active = set(
         User.objects.filter(pk__in=by_name.values(), is_active=True).values_list("pk", flat=True)
     )

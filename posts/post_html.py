@@ -8,7 +8,7 @@ reversed once per script prefix with a placeholder for the id; the viewer's part
 (marks, CSRF token, the path forms come back to) is worked out once a page. A
 post is rendered once for every reader who sees it alike, the request's form
 inputs put in after (``ARTICLES``). Pages call it through
-``{% post_article post reposted_by %}`` (``posts/templatetags/post_html.py``).
+``{% post_article post reposted_by %}`` (``posts/templatetags/post_lists.py``).
 """
 
 import threading
@@ -242,7 +242,7 @@ CONTENTS = Fragments(size=4096)
 # Whole posts as a kind of reader sees them (~3-5 KB each), their forms' inputs left as
 # a mark: what a page repeats 20 times, for every reader of a post alike.
 ARTICLES = Fragments(size=4096)
-# Parts of pages by what they are rendered from ({% kept %}, posts/templatetags/post_html.py),
+# Parts of pages by what they are rendered from ({% kept %}, posts/templatetags/post_lists.py),
 # ~1-2 KB each: the trending tags are one part for everyone; who to follow is one per
 # reader, kept for their next pages.
 PARTS = Fragments(size=4096)

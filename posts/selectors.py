@@ -9,8 +9,7 @@ from django.utils import timezone
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, keyset_sql, make_page
 from feed_project.refusals import NotFound
-from posts import ids, quotes
-from posts import sql as post_sql
+from posts import ids, page_queries, quotes
 from posts.media import media_by_post
 from posts.models import Like, Post
 from posts.visibility import may_see, sql_readable
@@ -93,7 +92,7 @@ def author_posts_page(
     }
     bounds, direction = keyset_sql("p.id", cursor, params)
     sql = _AUTHOR_POSTS_SQL.format(
-        columns=post_sql.columns(Post, "p"),
+        columns=page_queries.columns(Post, "p"),
         post=Post._meta.db_table,
         readable=sql_readable("p", viewer_id),
         cursor=bounds,
@@ -101,7 +100,7 @@ def author_posts_page(
     )
     with connection.cursor() as db:
         db.execute(sql, params)
-        posts = [post_sql.from_row(Post, row) for row in db.fetchall()]
+        posts = [page_queries.from_row(Post, row) for row in db.fetchall()]
     for post in posts:
         post.author = author
     page = make_page(posts, cursor=cursor, limit=limit, key=lambda post: post.pk)
@@ -141,9 +140,9 @@ def liked_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]) -
         return set()
     params: dict[str, object] = {"user": user.pk}
     return set(
-        post_sql.column(
+        page_queries.column(
             f"SELECT post_id FROM {Like._meta.db_table}"
-            f" WHERE user_id = %(user)s AND post_id {post_sql.among(post_ids, params)}",
+            f" WHERE user_id = %(user)s AND post_id {page_queries.among(post_ids, params)}",
             params,
         )
     )
@@ -157,10 +156,10 @@ def reposted_post_ids(user: User | AnonymousUser | None, post_ids: Iterable[str]
     low, high = ids.post_id_range(user.pk)
     params: dict[str, object] = {"user": user.pk, "low": low, "high": high}
     return set(
-        post_sql.column(
+        page_queries.column(
             f"SELECT repost_of_id FROM {Post._meta.db_table}"
             " WHERE author_id = %(user)s AND id >= %(low)s AND id < %(high)s"
-            f" AND repost_of_id {post_sql.among(post_ids, params)} AND deleted_at IS NULL",
+            f" AND repost_of_id {page_queries.among(post_ids, params)} AND deleted_at IS NULL",
             params,
         )
     )
@@ -218,7 +217,7 @@ def _readable_authors(post_ids: list[str], viewer_id: int | None) -> list[tuple[
     """(id, author's username) of those of these posts the viewer may read, live: plain
     SQL, as the ORM's QuerySet of the rule costs more than the query itself on every page."""
     params: dict[str, object] = {"viewer": viewer_id}
-    sql = post_sql.by_ids(post_ids, params, columns="p.id, a.username") + (
+    sql = page_queries.by_ids(post_ids, params, columns="p.id, a.username") + (
         f"  AND p.deleted_at IS NULL AND p.hidden_at IS NULL AND {sql_readable('p', viewer_id)}"
     )
     with connection.cursor() as cursor:
@@ -255,7 +254,7 @@ def ancestors_of(post: Post, *, viewer_id: int | None) -> list[Post | None]:
     """
     if post.in_reply_to_id is None:
         return []
-    found = {row.pk: row for row in post_sql.posts_with_authors(post.ancestor_ids)}
+    found = {row.pk: row for row in page_queries.posts_with_authors(post.ancestor_ids)}
     readable = {post_id for post_id, _ in _readable_authors(list(found), viewer_id)}
     ancestors: list[Post | None] = []
     for parent_id in reversed(post.ancestor_ids):
@@ -296,7 +295,7 @@ def replies_page(
         unmuted = f" AND NOT {muted}"
     bounds, direction = keyset_sql("p.timeline_key", cursor, params)
     sql = _REPLIES_SQL.format(
-        columns=post_sql.post_and_author_columns("p", "a"),
+        columns=page_queries.post_and_author_columns("p", "a"),
         post=Post._meta.db_table,
         user=User._meta.db_table,
         readable=sql_readable("p", viewer_id),
@@ -306,7 +305,7 @@ def replies_page(
     )
     with connection.cursor() as db:
         db.execute(sql, params)
-        replies = [post_sql.post_of(row) for row in db.fetchall()]
+        replies = [page_queries.post_of(row) for row in db.fetchall()]
     return make_page(replies, cursor=cursor, limit=limit, key=lambda reply: reply.timeline_key)
 
 

@@ -4,7 +4,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from feed_project.refusals import Forbidden
 from posts import ids, selectors, tags, tasks
@@ -104,7 +104,7 @@ def _recipients(visibility: str, *, author: User, text: str, parent: Post | None
     answering a direct post, that post's author and readers), never the author."""
     if visibility != Visibility.DIRECT:
         return ""
-    readers = set(claims.user_ids_named(mentioned_usernames(text)).values())
+    readers = set(unique_names.user_ids_named(mentioned_usernames(text)).values())
     if parent is not None and parent.visibility == Visibility.DIRECT:
         readers.update([parent.author_id, *parent.recipient_ids])
     readers.discard(author.pk)

@@ -26,8 +26,7 @@ from django.utils import timezone
 
 from feed_project import sharding
 from feed_project.pagination import Cursor, Page, keyset_page
-from posts import ids
-from posts import sql as post_sql
+from posts import ids, page_queries
 from posts.content_models import MAX_TAG_LENGTH, PostTag, TrendingTag
 from posts.models import Post
 from posts.visibility import is_listed, visible_to, without_muted_words
@@ -198,5 +197,8 @@ def compute_trending(*, now: datetime | None = None) -> list[TrendingTag]:
 def trending() -> list[TrendingTag]:
     """The trending tags as last computed: one query of a table of ten rows, in plain
     SQL (every home page's sidebar: the QuerySet would cost more CPU than the query)."""
-    sql = f"SELECT {post_sql.columns(TrendingTag)} FROM {TrendingTag._meta.db_table} ORDER BY rank"
-    return post_sql.models(TrendingTag, sql, {})
+    sql = (
+        f"SELECT {page_queries.columns(TrendingTag)} FROM {TrendingTag._meta.db_table}"
+        " ORDER BY rank"
+    )
+    return page_queries.models(TrendingTag, sql, {})

@@ -36,7 +36,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from accounts.tasks import enqueue_on_commit
 from feed_project.refusals import Invalid
@@ -153,7 +153,7 @@ def _checked(entries: list[Entry], report: Report) -> list[Entry]:
 
 def _people(names: list[str]) -> dict[str, User]:
     """Lower-cased name -> the account, for names of accounts one may follow now."""
-    ids = claims.user_ids_named(names)
+    ids = unique_names.user_ids_named(names)
     found = User.objects.filter(
         pk__in=ids.values(), is_active=True, erased_at__isnull=True, deletion_due_at__isnull=True
     )

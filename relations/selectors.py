@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Q
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
 from feed_project.refusals import NotFound
@@ -150,7 +150,7 @@ NO_SUCH_PERSON = "No such person."
 def person_named(username: str) -> User:
     """The account of this username, whatever its case (/@Alice/ is alice): the person a
     follow, block, mute or request answer is about; NotFound when no one has the name."""
-    person = claims.users_named(username).first()
+    person = unique_names.users_named(username).first()
     if person is None:
         raise NotFound(NO_SUCH_PERSON)
     return person
@@ -166,7 +166,7 @@ def profile_person(*, username: str, viewer: User | AnonymousUser) -> User:
     one more query, each user's rows read on their own shard).
     """
     # An account being deleted (or erased) is gone for everyone (accounts.deletion).
-    person = claims.users_named(username).filter(deletion_due_at__isnull=True).first()
+    person = unique_names.users_named(username).filter(deletion_due_at__isnull=True).first()
     if person is None:
         raise NotFound(NO_SUCH_PERSON)
     if viewer.is_authenticated:

@@ -29,6 +29,7 @@ class PostFactory(factory.Factory):
 
 
 def set_email(user: User, address: str) -> None:
-    """Give ``user`` an address the way the site does: the row and its claim (accounts.claims)."""
+    """Give ``user`` an address the way the site does: the row and its claim
+    (accounts.unique_names)."""
     user.email = address
     user.save(update_fields=["email"])

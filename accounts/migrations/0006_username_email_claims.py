@@ -1,4 +1,4 @@
-"""Username and e-mail claims (accounts.claims), distributed by their own key when
+"""Username and e-mail claims (accounts.unique_names), distributed by their own key when
 the citus extension is installed, then filled from the users there are."""
 
 import django.db.models.deletion

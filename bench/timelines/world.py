@@ -199,7 +199,7 @@ def _insert_users(names: list[str], spec: WorldSpec, now: Any) -> dict[str, int]
             },
         )
         by_name = dict(db.fetchall())
-        # Their names' claims (accounts.claims), as User.save would write them.
+        # Their names' claims (accounts.unique_names), as User.save would write them.
         db.execute(
             "INSERT INTO accounts_usernameclaim (name, user_id) "
             "SELECT lower(u.username), u.id FROM accounts_user u WHERE u.id = ANY(%s)",

@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from feed_project.refusals import Invalid, NotFound
 from posts import ids, selectors
@@ -150,7 +150,7 @@ def reportable_post(*, reporter: User, post_id: str) -> Post:
 def reportable_person(*, reporter: User, username: str) -> User:
     """The person ``reporter`` may report: NotFound when there is no such active account
     or they are blocked either way (neither sees the other), Invalid for oneself."""
-    person = claims.users_named(username).filter(is_active=True).first()
+    person = unique_names.users_named(username).filter(is_active=True).first()
     if person is None:
         raise NotFound("No such person.")
     if person.pk == reporter.pk:

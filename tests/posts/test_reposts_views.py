@@ -214,6 +214,6 @@ def test_profile_query_count_does_not_grow_with_reposts_and_likes(client, alice,
         assert response.content.decode().count("Reposted by") == total // 2
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
-    # Session, viewer, the name's claim, person (accounts.claims), where the viewer
+    # Session, viewer, the name's claim, person (accounts.unique_names), where the viewer
     # stands, posts, their originals and the originals' blocks, liked, reposted, images.
     assert counts[0] <= 11

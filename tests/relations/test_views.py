@@ -124,7 +124,7 @@ def test_profile_query_count_does_not_grow_with_the_posts_on_the_page(
     for total in (2, 20):
         publish(alice, total - alice.posts_count)
         alice.refresh_from_db()
-        # Session, viewer, the name's claim, person (accounts.claims), where the viewer
+        # Session, viewer, the name's claim, person (accounts.unique_names), where the viewer
         # stands, posts, liked, reposted, images.
         with CaptureQueriesContext(connection) as queries, django_assert_max_num_queries(9):
             response = client.get("/@alice/")

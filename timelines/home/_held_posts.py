@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import connection
 
 from feed_project import sharding
-from posts import sql as post_sql
+from posts import page_queries
 from posts.models import Post
 
 
@@ -104,8 +104,8 @@ def _read(post_ids: list[str]) -> list[tuple[str, Post]]:
     """(version, post with its author) of these posts: the version read with the row,
     so the two always agree."""
     params: dict[str, object] = {}
-    columns = f"{sql_version('p', 'a')}, {post_sql.post_and_author_columns('p', 'a')}"
-    sql = post_sql.by_ids(post_ids, params, columns=columns)
+    columns = f"{sql_version('p', 'a')}, {page_queries.post_and_author_columns('p', 'a')}"
+    sql = page_queries.by_ids(post_ids, params, columns=columns)
     with connection.cursor() as db:
         db.execute(sql, params)
-        return [(row[0], post_sql.post_of(row[1:])) for row in db.fetchall()]
+        return [(row[0], page_queries.post_of(row[1:])) for row in db.fetchall()]

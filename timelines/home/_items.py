@@ -18,8 +18,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from feed_project import sharding
-from posts import ids, visibility
-from posts import sql as post_sql
+from posts import ids, page_queries, visibility
 from posts.models import Post
 from relations.visibility import sql_self_and_followees, standing
 from timelines.home import _held_posts, _time_limit
@@ -86,10 +85,11 @@ END)"""
 
 
 _POST_FIELDS = [field.attname for field in Post._meta.concrete_fields]
-# _ENTRIES_SQL selects a post's columns with its author's as posts.sql.post_of
+# _ENTRIES_SQL selects a post's columns with its author's as posts.page_queries.post_of
 # reads them, for the entry, then for its original.
 _ENTRY_COLUMNS = (
-    f"{post_sql.post_and_author_columns('p', 'a')}, {post_sql.post_and_author_columns('o', 'oa')}"
+    f"{page_queries.post_and_author_columns('p', 'a')}, "
+    f"{page_queries.post_and_author_columns('o', 'oa')}"
 )
 _ENTRY_VERSIONS = (
     f"p.id, {_held_posts.sql_version('p', 'a')}, o.id, {_held_posts.sql_version('o', 'oa')}"
@@ -155,9 +155,9 @@ def _read_entries(
         params.update(prelude.params)  # its %(viewer)s is the reader too
     holding = _held_posts.enabled()
     if merge is None:
-        among_keys = post_sql.among(keys, params, "keys")
+        among_keys = page_queries.among(keys, params, "keys")
     else:
-        among_keys = f"= ANY({merge.sql(post_sql.array(keys, params, 'keys'), params)})"
+        among_keys = f"= ANY({merge.sql(page_queries.array(keys, params, 'keys'), params)})"
     sql = _entries_sql(
         holding=holding,
         ascending=ascending,
@@ -204,11 +204,11 @@ def _held_entries(rows: list[tuple]) -> list[tuple[str, Post]]:
 
 def _entries_of(rows: list[tuple]) -> list[tuple[str, Post]]:
     """Entries from their columns and their originals'."""
-    width = post_sql.POST_AND_AUTHOR_WIDTH  # the entry's, then its original's
+    width = page_queries.POST_AND_AUTHOR_WIDTH  # the entry's, then its original's
     entries = []
     for row in rows:
-        post = post_sql.post_of(row[:width])
-        shown = post_sql.post_of(row[width:]) if post.repost_of_id else post
+        post = page_queries.post_of(row[:width])
+        shown = page_queries.post_of(row[width:]) if post.repost_of_id else post
         entries.append((post.timeline_key, shown))
     return entries
 
@@ -227,7 +227,7 @@ def _live_posts(post_ids: list[str]) -> dict[str, Post]:
         Post.objects.with_ids(post_ids)
         .visible()
         .select_related("author")
-        .only(*_POST_FIELDS, *(f"author__{name}" for name in post_sql.AUTHOR_FIELDS))
+        .only(*_POST_FIELDS, *(f"author__{name}" for name in page_queries.AUTHOR_FIELDS))
     )
     return {post.pk: post for post in rows}
 
@@ -258,7 +258,7 @@ def routed_items(
                 repost_of_id__in=reposted, author_id__in={reader_id, *reader.followed}
             )
             .select_related("author")
-            .only(*_POST_FIELDS, *(f"author__{name}" for name in post_sql.AUTHOR_FIELDS))
+            .only(*_POST_FIELDS, *(f"author__{name}" for name in page_queries.AUTHOR_FIELDS))
             .order_by("-timeline_key")
         )
         for repost in rows:

@@ -7,8 +7,7 @@ from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
-from posts import sql as post_sql
-from posts import visibility
+from posts import page_queries, visibility
 from posts.models import Post
 from relations.visibility import sql_self_and_followees
 
@@ -56,7 +55,7 @@ def reposted_by(reader_id: int, originals: list[Post], *, following: int) -> dic
             post=Post._meta.db_table,
             user=User._meta.db_table,
             self_and_followees=sql_self_and_followees(),
-            among_post_ids=post_sql.among(chosen, params, name),
+            among_post_ids=page_queries.among(chosen, params, name),
             shown_repost=visibility.sql_shown_repost_of("r"),
         )
         for leg, chosen, name in (
@@ -70,5 +69,5 @@ def reposted_by(reader_id: int, originals: list[Post], *, following: int) -> dic
     with connection.cursor() as db:
         db.execute(sql, params)
         for original_id, *author, _ in db.fetchall():
-            reposters.setdefault(original_id, []).append(post_sql.author_of(tuple(author)))
+            reposters.setdefault(original_id, []).append(page_queries.author_of(tuple(author)))
     return reposters

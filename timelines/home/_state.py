@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.cache import cache as django_cache
 from django.db import connection
 
-from posts import sql as post_sql
+from posts import page_queries
 from relations.visibility import sql_followed_or_self
 from timelines import outbox
 from timelines.home._inbox import Inbox
@@ -125,7 +125,7 @@ def state_prelude(reader_id: int, generation: int, *, pulled: list[int], lowest:
     pulled authors the page merges in (``pulled``, in order) theirs, and no key
     read (``lowest``, the lowest) below the floor."""
     params: dict[str, object] = {"viewer": reader_id, "guess": generation, "lowest": lowest}
-    pulled_array = post_sql.array(pulled, params, "pulled", "bigint")
+    pulled_array = page_queries.array(pulled, params, "pulled", "bigint")
     return Prelude(
         sql=_state_sql(),
         params=params,

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from posts import ids
 from posts.mentions import mentioned_usernames
@@ -98,7 +98,7 @@ def notify_about_post(*, post_id: str) -> int:
     names = mentioned_usernames(post.text)
     if names:
         mentioned = User.objects.filter(
-            pk__in=claims.user_ids_named(names).values(), is_active=True
+            pk__in=unique_names.user_ids_named(names).values(), is_active=True
         )
         for user_id in mentioned.values_list("pk", flat=True):
             if not may_see(user_id, post):  # a followers-only post to a non-follower

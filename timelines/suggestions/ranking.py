@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from posts import sql as post_sql
+from posts import page_queries
 from relations.models import Followee
 from relations.visibility import shut_out_among
 from timelines.suggestions import contacts
@@ -136,10 +136,10 @@ def suggestions_for(user_id: int, *, limit: int) -> list[Suggestion]:
     """The user's precomputed suggestions, best first: one statement on their shard, in
     plain SQL (every home page's sidebar: the QuerySet would cost more CPU than the query)."""
     sql = (
-        f"SELECT {post_sql.columns(Suggestion)} FROM {Suggestion._meta.db_table}"
+        f"SELECT {page_queries.columns(Suggestion)} FROM {Suggestion._meta.db_table}"
         " WHERE user_id = %(user)s ORDER BY rank LIMIT %(limit)s"
     )
-    return post_sql.models(Suggestion, sql, {"user": user_id, "limit": limit})
+    return page_queries.models(Suggestion, sql, {"user": user_id, "limit": limit})
 
 
 def forget(user_id: int, suggested_id: int) -> None:

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import QuerySet
 from tqdm import tqdm
 
-from accounts import claims
+from accounts import unique_names
 from accounts.models import User
 from timelines import home, outbox, tasks
 
@@ -116,7 +116,7 @@ class Command(BaseCommand):
             return User.objects.filter(pk__in=home.sample_kept(options["sample"])).order_by("pk")
         if options["user"]:
             wanted = {name.lower() for name in options["user"]}
-            found = claims.user_ids_named(wanted)
+            found = unique_names.user_ids_named(wanted)
             missing = wanted - found.keys()
             if missing:
                 raise CommandError(f"No such user: {', '.join(sorted(missing))}")

@@ -1,4 +1,4 @@
-"""Usernames and e-mail addresses are claimed in tables of their own (accounts.claims).
+"""Usernames and e-mail addresses are claimed in tables of their own (accounts.unique_names).
 
 On Citus ``accounts_user`` is distributed by id and cannot hold case-insensitive
 uniqueness; the claims, distributed by name and address, hold it on every
@@ -12,7 +12,7 @@ from django.apps import apps
 from django.db import IntegrityError, connection, transaction
 from django.test import Client
 
-from accounts import addresses, claims, deletion
+from accounts import addresses, deletion, unique_names
 from accounts.models import EmailClaim, User, UsernameClaim
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory, set_email
@@ -38,7 +38,7 @@ def test_an_address_that_lower_casing_lengthens_is_claimed(client):
     """Django takes "İ" in an address; lower-cased it is two code points."""
     address = "İ" * 200 + "@example.com"  # 212 characters, 412 lower-cased
     assert signup(client, username="dora", email=address).status_code == 302
-    assert claims.users_with_email(address.upper()).get().username == "dora"
+    assert unique_names.users_with_email(address.upper()).get().username == "dora"
 
 
 def test_an_address_too_long_once_its_domain_is_lower_cased_is_refused(client):
@@ -99,8 +99,8 @@ def test_a_renamed_account_moves_its_claim(alice):
     assert set(UsernameClaim.objects.filter(user_id=alice.pk).values_list("name", flat=True)) == {
         "alicia"
     }
-    assert not claims.username_taken("alice")
-    assert claims.users_named("ALICIA").get() == alice
+    assert not unique_names.username_taken("alice")
+    assert unique_names.users_named("ALICIA").get() == alice
 
 
 def test_a_confirmed_change_of_address_moves_the_claim_and_frees_the_old_one(alice, carol):
@@ -112,7 +112,7 @@ def test_a_confirmed_change_of_address_moves_the_claim_and_frees_the_old_one(ali
     assert EmailClaim.objects.get(address="new@example.com").user_id == alice.pk
     assert not EmailClaim.objects.filter(address="old@example.com").exists()
     set_email(carol, "OLD@example.com")  # free for anyone now
-    assert claims.users_with_email("old@example.com").get() == carol
+    assert unique_names.users_with_email("old@example.com").get() == carol
 
 
 def test_erasure_keeps_the_username_taken_and_frees_the_address(client, alice):
@@ -120,12 +120,12 @@ def test_erasure_keeps_the_username_taken_and_frees_the_address(client, alice):
     deletion.request_deletion(user=alice)
     assert deletion.erase(user_id=alice.pk, now=alice.deletion_due_at)
 
-    assert claims.users_named("alice").get().erased_at is not None
+    assert unique_names.users_named("alice").get().erased_at is not None
     assert not EmailClaim.objects.filter(user_id=alice.pk).exists()
     response = signup(client, username="Alice", email="alice@example.com")
     assert "That username is taken." in response.context["form"].errors["username"]
     assert signup(client, username="alice2", email="alice@example.com").status_code == 302
-    assert claims.users_with_email("ALICE@example.com").get().username == "alice2"
+    assert unique_names.users_with_email("ALICE@example.com").get().username == "alice2"
 
 
 def test_mentions_notify_the_people_named_in_any_case(

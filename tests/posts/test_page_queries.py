@@ -1,9 +1,9 @@
-"""posts.sql: the array parameters every page's plain SQL passes."""
+"""posts.page_queries: the array parameters every page's plain SQL passes."""
 
 import pytest
 from django.db import connection
 
-from posts import sql as post_sql
+from posts import page_queries
 
 pytestmark = pytest.mark.django_db
 
@@ -12,7 +12,7 @@ AWKWARD = ['a"b', "back\\slash", "comma,here", "{brace}", " space ", "NULL", "",
 
 def _round_trip(values: list, sql_type: str) -> list:
     params: dict[str, object] = {}
-    among = post_sql.among(values, params, "values", sql_type)
+    among = page_queries.among(values, params, "values", sql_type)
     placeholders = ", ".join(f"(%(v{n})s)" for n in range(len(values)))
     params.update({f"v{n}": value for n, value in enumerate(values)})
     with connection.cursor() as cursor:
@@ -38,5 +38,7 @@ def test_integers_are_found_as_themselves():
 def test_an_empty_list_finds_nothing():
     with connection.cursor() as cursor:
         params: dict[str, object] = {}
-        cursor.execute(f"SELECT 1 WHERE 'A' {post_sql.among([], params, 'none', 'text')}", params)
+        cursor.execute(
+            f"SELECT 1 WHERE 'A' {page_queries.among([], params, 'none', 'text')}", params
+        )
         assert cursor.fetchall() == []
