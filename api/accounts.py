@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
 from accounts.models import User
-from api import entities
+from api import entities, schemas
 from api.auth import Token
 from api.paging import PageQuery, link_header
 from feed_project.pagination import Cursor, Page
@@ -35,12 +35,20 @@ def person(request: HttpRequest, account_id: str) -> User:
     return profile_person(username=username, viewer=request.user)
 
 
-@router.get("/v1/accounts/verify_credentials", auth=Token("read:accounts"))
+@router.get(
+    "/v1/accounts/verify_credentials",
+    auth=Token("read:accounts"),
+    response=schemas.CredentialAccount,
+)
 def verify_credentials(request: HttpRequest) -> dict[str, Any]:
     return entities.credential_account(request.user, entities.Links(request))
 
 
-@router.get("/v1/accounts/{account_id}", auth=Token("read:accounts", optional=True))
+@router.get(
+    "/v1/accounts/{account_id}",
+    auth=Token("read:accounts", optional=True),
+    response=schemas.Account,
+)
 def account(request: HttpRequest, account_id: str) -> dict[str, Any]:
     return entities.account(person(request, account_id), entities.Links(request))
 
@@ -54,7 +62,11 @@ def _author_cursor(query: PageQuery, author_id: int) -> Cursor:
     )
 
 
-@router.get("/v1/accounts/{account_id}/statuses", auth=Token("read:statuses", optional=True))
+@router.get(
+    "/v1/accounts/{account_id}/statuses",
+    auth=Token("read:statuses", optional=True),
+    response=list[schemas.Status],
+)
 def account_statuses(
     request: HttpRequest,
     response: HttpResponse,

@@ -14,7 +14,7 @@ from ninja import Router, Schema
 from oauth2_provider.generators import generate_client_secret
 from oauth2_provider.models import get_application_model
 
-from api import scopes
+from api import schemas, scopes
 from api.auth import Token
 from api.errors import Unprocessable
 from api.models import OUT_OF_BAND
@@ -68,7 +68,7 @@ def app_entity(app: Any, secret: str | None = None) -> dict[str, Any]:
     return shown
 
 
-@router.post("/v1/apps", auth=None)
+@router.post("/v1/apps", auth=None, response=schemas.App)
 def create_app(request: HttpRequest, body: NewApp) -> dict[str, Any]:
     wanted = body.scopes.split() or scopes.DEFAULT_SCOPES
     if scopes.unknown(wanted):
@@ -89,7 +89,7 @@ def create_app(request: HttpRequest, body: NewApp) -> dict[str, Any]:
     return app_entity(app, secret)
 
 
-@router.get("/v1/apps/verify_credentials", auth=Token("", user=False))
+@router.get("/v1/apps/verify_credentials", auth=Token("", user=False), response=schemas.App)
 def verify_app(request: HttpRequest) -> dict[str, Any]:
     """The app of the token, without its secret."""
     return app_entity(request.auth.application)

@@ -10,6 +10,7 @@ under ``/api/`` is a 404 (``not_found``).
 
 import logging
 
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
 from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.common import no_append_slash
@@ -18,7 +19,6 @@ from ninja.errors import HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
 from feed_project.errors import RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE, database_unreachable
-from feed_project.pagination import BadCursor
 from feed_project.refusals import Forbidden, Invalid, NotFound, Refused
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,8 @@ def _refused(request: HttpRequest, exc: Refused) -> HttpResponse:
 def _unreadable(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
     details: dict[str, list[str]] = {}
     for problem in exc.errors:
-        field = ".".join(str(part) for part in problem.get("loc", ())[1:]) or "request"
+        where = problem.get("loc") or ("request",)
+        field = str(where[-1])  # the field, without where ninja read it from
         details.setdefault(field, []).append(str(problem.get("msg", "invalid")))
     summary = "; ".join(f"{field}: {', '.join(msgs)}" for field, msgs in details.items())
     return error(f"Validation failed: {summary}", 422, details=details)
@@ -74,10 +75,14 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 
 def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """Django's own refusals raised below a service, a database that is not there (503,
+    as the site's pages answer), and a bug: logged, and still JSON."""
     if isinstance(exc, Http404):
         return error("Record not found", 404)
-    if isinstance(exc, BadCursor):
-        return error(str(exc), 422)
+    if isinstance(exc, PermissionDenied):
+        return error(str(exc) or "This action is not allowed", 403)
+    if isinstance(exc, BadRequest | SuspiciousOperation):
+        return error(str(exc) or "The request could not be read", 422)
     if isinstance(exc, DatabaseError) and database_unreachable(exc):
         response = error(UNAVAILABLE_MESSAGE, 503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
@@ -92,6 +97,7 @@ def install(api: NinjaAPI) -> None:
     api.add_exception_handler(RateLimited, _rate_limited)
     api.add_exception_handler(NinjaValidationError, _unreadable)
     api.add_exception_handler(HttpError, _http_error)
+    api.add_exception_handler(Http404, _unexpected)
     api.add_exception_handler(Exception, _unexpected)
 
 

@@ -148,7 +148,8 @@ def server_metadata(request: HttpRequest) -> JsonResponse:
 
     return JsonResponse(
         {
-            "issuer": request.build_absolute_uri("/"),
+            # As the toolkit's ``iss`` in each authorization response: no slash.
+            "issuer": request.build_absolute_uri("/").rstrip("/"),
             "authorization_endpoint": url("oauth:authorize"),
             "token_endpoint": url("oauth:token"),
             "revocation_endpoint": url("oauth:revoke"),

@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from ninja import Router, Schema
 from pydantic import Field
 
-from api import entities
+from api import entities, schemas
 from api.auth import Token
 from api.errors import RateLimited, Unprocessable
 from feed_project.ratelimits import retry_after
@@ -67,7 +67,7 @@ def _checked(body: NewStatus) -> dict[str, Any]:
         message = "Visibility must be one of public, unlisted, private, direct"
         raise Unprocessable(f"Validation failed: {message}", {"visibility": [message]})
     data = QueryDict(mutable=True)
-    data.update({"text": body.status, "spoiler_text": body.spoiler_text, "visibility": level})
+    data.update({"text": body.status, "spoiler_text": body.spoiler_text, "visibility": str(level)})
     form = PostForm(data)
     if not form.is_valid():
         details = {
@@ -79,7 +79,7 @@ def _checked(body: NewStatus) -> dict[str, Any]:
     return form.cleaned_data
 
 
-@router.post("/v1/statuses", auth=Token("write:statuses"))
+@router.post("/v1/statuses", auth=Token("write:statuses"), response=schemas.Status)
 def create(request: HttpRequest, response: HttpResponse, body: NewStatus) -> dict[str, Any]:
     wait = retry_after(request, "post")  # limited as the site's compose box is
     if wait is not None:
@@ -100,7 +100,11 @@ def create(request: HttpRequest, response: HttpResponse, body: NewStatus) -> dic
     return one(request, created)
 
 
-@router.get("/v1/statuses/{status_id}", auth=Token("read:statuses", optional=True))
+@router.get(
+    "/v1/statuses/{status_id}",
+    auth=Token("read:statuses", optional=True),
+    response=schemas.Status,
+)
 def read(request: HttpRequest, status_id: str) -> dict[str, Any]:
     post = selectors.visible_post(
         viewer_id=_viewer_id(request), post_id=post_id_of(status_id), missing=NOT_FOUND
@@ -108,7 +112,9 @@ def read(request: HttpRequest, status_id: str) -> dict[str, Any]:
     return one(request, post)
 
 
-@router.delete("/v1/statuses/{status_id}", auth=Token("write:statuses"))
+@router.delete(
+    "/v1/statuses/{status_id}", auth=Token("write:statuses"), response=schemas.DeletedStatus
+)
 def delete(request: HttpRequest, status_id: str) -> dict[str, Any]:
     """Delete one's own status; the answer is the status as it was, with its ``text``
     (Mastodon's "delete and redraft")."""

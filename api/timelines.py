@@ -12,7 +12,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
-from api import entities
+from api import entities, schemas
 from api.auth import Token
 from api.paging import PageQuery, link_header
 from posts import ids
@@ -31,7 +31,7 @@ def _answer(
     return entities.statuses(request, entries, known=known)
 
 
-@router.get("/v1/timelines/home", auth=Token("read:statuses"))
+@router.get("/v1/timelines/home", auth=Token("read:statuses"), response=list[schemas.Status])
 def home(request: HttpRequest, response: HttpResponse, query: Query[PageQuery]) -> list:
     page = home_feed(reader=request.user, cursor=query.cursor(), limit=query.size)
     items = query.keep(page.items, lambda item: item.key)
@@ -40,7 +40,11 @@ def home(request: HttpRequest, response: HttpResponse, query: Query[PageQuery]) 
     return _answer(request, response, entries, reposters, more=page.older is not None)
 
 
-@router.get("/v1/timelines/public", auth=Token("read:statuses", optional=True))
+@router.get(
+    "/v1/timelines/public",
+    auth=Token("read:statuses", optional=True),
+    response=list[schemas.Status],
+)
 def public(
     request: HttpRequest, response: HttpResponse, query: Query[PageQuery], local: bool = False
 ) -> list:

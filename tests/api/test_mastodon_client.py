@@ -161,6 +161,7 @@ def test_a_mastodon_client_signs_in_posts_and_pages_the_home_feed(live_server, w
     flat = [status_id for page in pages for status_id in page]
     assert [status_id for page in reversed(going_up) for status_id in page] == flat[:-1]
 
+    revoked = by_password.access_token
     by_password.revoke_access_token(allow_http=True)
     with pytest.raises(MastodonUnauthorizedError):
-        by_password.account_verify_credentials()
+        Mastodon(access_token=revoked, api_base_url=base).account_verify_credentials()

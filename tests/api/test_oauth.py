@@ -8,6 +8,8 @@ import re
 import secrets
 
 import pytest
+from django.conf import settings
+from django.test import Client
 from django.urls import reverse
 
 from api.models import OUT_OF_BAND
@@ -117,6 +119,28 @@ def test_the_code_flow_with_pkce_logs_in_shows_the_code_and_echoes_the_scopes(cl
         headers={"Authorization": f"Bearer {body['access_token']}"},
     )
     assert me.status_code == 200 and me.json()["username"] == "dana"
+
+
+def test_the_consent_form_is_a_signed_in_form_with_csrf(client):
+    app = register(client).json()
+    user = UserFactory()
+    guarded = Client(enforce_csrf_checks=True)
+    guarded.force_login(user)
+    allowed = {
+        "client_id": app["client_id"],
+        "redirect_uri": OUT_OF_BAND,
+        "response_type": "code",
+        "scope": "read",
+        "allow": "Authorize",
+    }
+    forged = guarded.post("/oauth/authorize", allowed)
+    assert forged.status_code == 403 and b"authorization-code" not in forged.content
+    anonymous = Client().post("/oauth/authorize", allowed)
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+    page = guarded.get("/oauth/authorize", {k: v for k, v in allowed.items() if k != "allow"})
+    token = guarded.cookies[settings.CSRF_COOKIE_NAME].value
+    shown = guarded.post("/oauth/authorize", {**allowed, "csrfmiddlewaretoken": token})
+    assert page.status_code == 200 and b"authorization-code" in shown.content
 
 
 def test_the_plain_pkce_method_is_refused(client):
