@@ -2,7 +2,7 @@
 ``/api/openapi.json``), ``/oauth/`` and ``/.well-known/oauth-authorization-server``.
 
 Mastodon's clients call paths with and without a trailing slash: the API's
-answer both (``api.middleware``), as do the OAuth endpoints here.
+answer both (``api.middleware.ApiPaths``), as do the OAuth endpoints here.
 """
 
 import json

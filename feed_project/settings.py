@@ -103,7 +103,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Before anything that may answer: browser apps read the API from other origins.
     "corsheaders.middleware.CorsMiddleware",
-    "api.middleware.TrailingSlash",
+    "api.middleware.ApiPaths",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

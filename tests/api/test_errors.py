@@ -110,3 +110,17 @@ def test_over_the_post_rate_limit_is_a_429_with_retry_after(api, user, make_toke
     assert [a.status_code for a in answers[:2]] == [200, 200]
     assert_error(answers[2], 429)
     assert int(answers[2]["Retry-After"]) >= 1
+
+
+def test_asking_for_deletion_ends_the_tokens_and_erasure_leaves_none(api, user, make_token):
+    from accounts import deletion
+    from api.models import AccessToken, Application
+
+    token = make_token(user)
+    Application.objects.create(name="hers", user=user, client_type="confidential")
+    assert api.get(ME, token=token).status_code == 200
+    due = deletion.request_deletion(user=user)
+    assert_error(api.get(ME, token=token), 401)
+    assert not AccessToken.objects.filter(user=user).exists()
+    assert deletion.erase(user_id=user.pk, now=due)
+    assert not Application.objects.filter(user=user).exists()

@@ -58,7 +58,7 @@ def test_a_new_post_announces_the_kept_inboxes_it_reached(author_and_readers, he
 
 
 def test_a_backfill_brings_old_posts_and_announces_nothing(author_and_readers, heard, committed):
-    author, readers = author_and_readers
+    author, _readers = author_and_readers
     with committed():
         create_post(author=author, text="before the follow")
     newcomer = UserFactory()
