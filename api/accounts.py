@@ -87,7 +87,7 @@ def account_statuses(
     )
     items = query.keep(page.items, lambda post: post.timeline_key)
     entries = [(post.timeline_key, post.repost_of if post.repost_of_id else post) for post in items]
-    shown = entities.statuses(request, entries, known=[author])
+    shown = entities.statuses(request, entries)
     first = ids.decimal_of_key(items[0].timeline_key) if items else None
     last = ids.decimal_of_key(items[-1].timeline_key) if items else None
     link_header(request, response, first, last, more=page.older is not None)

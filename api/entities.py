@@ -3,10 +3,14 @@
 One module shapes what every endpoint answers, so a status looks the same in
 a timeline, a thread or the answer to a new post. A page is hydrated as the
 HTML page is: what the viewer liked and reposted and the posts' images are
-``posts.selectors``' one query each for the whole page (``Hydration``), the
-mentioned people one more when a post mentions someone; nothing is read per
-post. Ids are timeline keys as decimal numbers (``posts.ids``); URLs are
-absolute, built from the request (https behind a TLS proxy, with ``HTTPS=1``).
+``posts.selectors``' one query each for the whole page (``Hydration``); then
+the people shown, one query when the list loaded its authors with only the
+columns a page shows (an Account has their counts and dates), and the
+mentioned people one more when a post mentions someone. Nothing is read per
+post, and nothing is loaded onto the posts: the feed's are every reader's.
+
+Ids are timeline keys as decimal numbers (``posts.ids``); URLs are absolute,
+built from the request (https behind a TLS proxy, with ``HTTPS=1``).
 """
 
 from collections.abc import Iterable
@@ -123,18 +127,42 @@ class Hydration:
     """What a page of statuses needs besides the posts, read once for the page."""
 
     link: Links
+    people: dict[int, User] = field(default_factory=dict)
     liked: set[str] = field(default_factory=set)
     reposted: set[str] = field(default_factory=set)
     media: dict[str, list[PostMedia]] = field(default_factory=dict)
     mentioned: dict[str, int] = field(default_factory=dict)
 
 
-def hydrate(request: HttpRequest, posts: list[Post]) -> Hydration:
+def _whole(user: object) -> bool:
+    """A user row with every column: lists load authors with a few (``posts.sql``, the
+    feed's held posts, shared by every reader), and an Account needs them all."""
+    return isinstance(user, User) and not user.get_deferred_fields()
+
+
+def people_of(ids_wanted: set[int], known: Iterable[object]) -> dict[int, User]:
+    """Whole user rows of these ids: those ``known`` already, the rest in one query."""
+    people = {user.pk: user for user in known if _whole(user) and user.pk in ids_wanted}
+    missing = ids_wanted - set(people)
+    if missing:
+        people.update((user.pk, user) for user in User.objects.filter(pk__in=missing))
+    return people
+
+
+def hydrate(request: HttpRequest, entries: list[tuple[str, Post]]) -> Hydration:
     viewer: User | AnonymousUser = request.user
+    posts = [post for _, post in entries]
     post_ids = [post.pk for post in posts]
     names = {name for post in posts for name in post.mentions.split()}
+    authors = {post.author_id for post in posts}
+    authors |= {
+        ids.author_of_timeline_key(key) for key, post in entries if key != post.timeline_key
+    }
+    cached = Post._meta.get_field("author")
+    known = [viewer, *(post.author for post in posts if cached.is_cached(post))]
     return Hydration(
         link=Links(request),
+        people=people_of(authors, known),
         liked=liked_post_ids(viewer, post_ids),
         reposted=reposted_post_ids(viewer, post_ids),
         media=media_by_post(posts),
@@ -193,7 +221,7 @@ def status(post: Post, page: Hydration) -> dict[str, Any]:
         "filtered": [],
         "reblog": None,
         "application": None,
-        "account": account(post.author, link),
+        "account": account(page.people[post.author_id], link),
         "media_attachments": [_attachment(post, m, link) for m in page.media.get(post.pk, [])],
         "mentions": [
             {
@@ -232,25 +260,18 @@ def reblog(key: str, original: Post, reposter: User, page: Hydration) -> dict[st
     }
 
 
-def statuses(
-    request: HttpRequest, entries: list[tuple[str, Post]], known: Iterable[User] = ()
-) -> list[dict[str, Any]]:
+def statuses(request: HttpRequest, entries: list[tuple[str, Post]]) -> list[dict[str, Any]]:
     """Entries of a list, (its key, the post shown: a repost's original), as statuses;
-    an entry whose key is not its post's is a repost by the key's author (among
-    ``known``, else read in one query)."""
-    page = hydrate(request, [post for _, post in entries])
-    people = {user.pk: user for user in known}
-    missing = {
-        ids.author_of_timeline_key(key) for key, post in entries if key != post.timeline_key
-    } - set(people)
-    if missing:
-        people.update((user.pk, user) for user in User.objects.filter(pk__in=missing))
+    an entry whose key is not its post's is a repost by the key's author."""
+    page = hydrate(request, entries)
     shown = []
     for key, post in entries:
+        if post.author_id not in page.people:  # erased between the list and now
+            continue
         if key == post.timeline_key:
             shown.append(status(post, page))
-        else:
-            reposter = people.get(ids.author_of_timeline_key(key))
-            if reposter is not None:
-                shown.append(reblog(key, post, reposter, page))
+            continue
+        reposter = page.people.get(ids.author_of_timeline_key(key))
+        if reposter is not None:  # an account erased since: its reposts are gone too
+            shown.append(reblog(key, post, reposter, page))
     return shown

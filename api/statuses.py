@@ -46,12 +46,15 @@ def post_id_of(status_id: str, missing: str = NOT_FOUND) -> str:
 
 def one(request: HttpRequest, post: Post) -> dict[str, Any]:
     """A post as a status: a repost wraps its original."""
+    shown = post
     if post.repost_of_id:
-        original = selectors.original_to_act_on(
+        shown = selectors.original_to_act_on(
             viewer_id=_viewer_id(request), post_id=post.repost_of_id
         )
-        return entities.statuses(request, [(post.timeline_key, original)], known=[post.author])[0]
-    return entities.statuses(request, [(post.timeline_key, post)])[0]
+    found = entities.statuses(request, [(post.timeline_key, shown)])
+    if not found:
+        raise NotFound(NOT_FOUND)
+    return found[0]
 
 
 def _viewer_id(request: HttpRequest) -> int | None:

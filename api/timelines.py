@@ -23,12 +23,12 @@ router = Router(tags=["timelines"])
 
 
 def _answer(
-    request: HttpRequest, response: HttpResponse, entries: list, known: list, more: bool
+    request: HttpRequest, response: HttpResponse, entries: list, more: bool
 ) -> list[dict[str, Any]]:
     first = ids.decimal_of_key(entries[0][0]) if entries else None
     last = ids.decimal_of_key(entries[-1][0]) if entries else None
     link_header(request, response, first, last, more=more)
-    return entities.statuses(request, entries, known=known)
+    return entities.statuses(request, entries)
 
 
 @router.get("/v1/timelines/home", auth=Token("read:statuses"), response=list[schemas.Status])
@@ -36,8 +36,7 @@ def home(request: HttpRequest, response: HttpResponse, query: Query[PageQuery]) 
     page = home_feed(reader=request.user, cursor=query.cursor(), limit=query.size)
     items = query.keep(page.items, lambda item: item.key)
     entries = [(item.key, item.post) for item in items]
-    reposters = [user for item in items for user in item.reposted_by]
-    return _answer(request, response, entries, reposters, more=page.older is not None)
+    return _answer(request, response, entries, more=page.older is not None)
 
 
 @router.get(
@@ -52,4 +51,4 @@ def public(
     page = public_page(viewer_id=viewer_id, cursor=query.cursor(), limit=query.size)
     posts = query.keep(page.items, lambda post: post.timeline_key)
     entries = [(post.timeline_key, post) for post in posts]
-    return _answer(request, response, entries, [], more=page.older is not None)
+    return _answer(request, response, entries, more=page.older is not None)

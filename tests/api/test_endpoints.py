@@ -178,3 +178,28 @@ def test_an_api_token_refreshes_last_active_as_the_site_does(api, make_token):
     api.get("/api/v1/accounts/verify_credentials", token=make_token(person))
     person.refresh_from_db()
     assert person.last_active_at is not None
+
+
+def test_a_home_page_costs_the_same_queries_whatever_it_holds(api, bob, make_token):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from relations.services import follow
+
+    token = make_token(bob)
+    api.get("/api/v1/timelines/home", token=token)  # the inbox built, last-active written
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert api.get("/api/v1/timelines/home", token=token).status_code == 200
+        return len(captured)
+
+    author = UserFactory()
+    follow(follower=bob, followee=author)
+    create_post(author=author, text="one")
+    few = queries()
+    for n in range(6):
+        someone = UserFactory()
+        follow(follower=bob, followee=someone)
+        create_post(author=someone, text=f"@bob hello {n} #tag")
+    assert queries() <= few + 1  # the mentioned people, once for the page
