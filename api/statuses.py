@@ -11,7 +11,6 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
 from ninja import Router, Schema
-from pydantic import Field
 
 from api import entities, schemas
 from api.auth import Token
@@ -27,12 +26,14 @@ NOT_FOUND = "Record not found"
 
 
 class NewStatus(Schema):
-    status: str = ""
-    in_reply_to_id: str | None = None
-    spoiler_text: str = ""
+    """What a client may send; null is as absent, as on Mastodon."""
+
+    status: str | None = None
+    in_reply_to_id: str | int | None = None  # a string, as Mastodon sends; a number too
+    spoiler_text: str | None = None
     visibility: str | None = None
-    sensitive: bool = False
-    media_ids: list[str] = Field(default_factory=list)
+    sensitive: bool | None = None
+    media_ids: list[str] | None = None
     language: str | None = None
 
 
@@ -70,7 +71,13 @@ def _checked(body: NewStatus) -> dict[str, Any]:
         message = "Visibility must be one of public, unlisted, private, direct"
         raise Unprocessable(f"Validation failed: {message}", {"visibility": [message]})
     data = QueryDict(mutable=True)
-    data.update({"text": body.status, "spoiler_text": body.spoiler_text, "visibility": str(level)})
+    data.update(
+        {
+            "text": body.status or "",
+            "spoiler_text": body.spoiler_text or "",
+            "visibility": str(level),
+        }
+    )
     form = PostForm(data)
     if not form.is_valid():
         details = {
@@ -91,7 +98,7 @@ def create(request: HttpRequest, response: HttpResponse, body: NewStatus) -> dic
     parent = None
     if body.in_reply_to_id:
         parent = selectors.original_to_act_on(
-            viewer_id=request.user.pk, post_id=post_id_of(body.in_reply_to_id)
+            viewer_id=request.user.pk, post_id=post_id_of(str(body.in_reply_to_id))
         )
     created = services.create_post(
         author=request.user,
