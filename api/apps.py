@@ -1,3 +1,5 @@
+import warnings
+
 from django.apps import AppConfig
 
 
@@ -9,3 +11,11 @@ class ApiConfig(AppConfig):
 
     def ready(self) -> None:
         from api import signal_handlers  # noqa: F401
+
+        # The password grant is kept on purpose, for Mastodon's apps (settings:
+        # SILENCED_SYSTEM_CHECKS says why); the toolkit would warn at every log-in.
+        warnings.filterwarnings(
+            "ignore",
+            message="The OAuth 2.0 resource owner password credentials grant",
+            category=DeprecationWarning,
+        )

@@ -89,7 +89,12 @@ def create_app(request: HttpRequest, body: NewApp) -> dict[str, Any]:
     return app_entity(app, secret)
 
 
-@router.get("/v1/apps/verify_credentials", auth=Token("", user=False), response=schemas.App)
+@router.get(
+    "/v1/apps/verify_credentials",
+    auth=Token("", user=False),
+    response=schemas.App,
+    exclude_none=True,
+)
 def verify_app(request: HttpRequest) -> dict[str, Any]:
     """The app of the token, without its secret."""
     return app_entity(request.auth.application)

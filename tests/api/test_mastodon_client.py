@@ -11,6 +11,7 @@ from urllib.parse import urljoin
 
 import pytest
 import requests
+from django.apps import apps
 from mastodon import Mastodon
 from mastodon.errors import MastodonNotFoundError, MastodonUnauthorizedError
 
@@ -44,6 +45,8 @@ def world(settings):
         create_post(author=bob, text=f"bob's post {n}")
     home_feed(reader=alice, cursor=Cursor())  # her inbox is built, then trimmed to the cap
     trim_inboxes()
+    inbox = apps.get_model("timelines", "InboxEntry")  # the feed's own table, only counted
+    assert inbox.objects.filter(reader_id=alice.pk).count() == CAP
     return alice
 
 
