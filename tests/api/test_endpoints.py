@@ -203,3 +203,14 @@ def test_a_home_page_costs_the_same_queries_whatever_it_holds(api, bob, make_tok
         follow(follower=bob, followee=someone)
         create_post(author=someone, text=f"@bob hello {n} #tag")
     assert queries() <= few + 1  # the mentioned people, once for the page
+
+
+def test_urls_are_https_behind_a_tls_proxy(client, alice, settings):
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")  # HTTPS=1
+    create_post(author=alice, text="#secure")
+    proxied = {"X-Forwarded-Proto": "https", "Host": "testserver"}  # as the proxy sends
+    statuses = client.get("/api/v1/timelines/public", headers=proxied)
+    status = statuses.json()[0]
+    assert status["url"].startswith("https://testserver/posts/")
+    assert status["account"]["avatar"].startswith("https://testserver/")
+    assert status["tags"][0]["url"].startswith("https://testserver/tags/")
