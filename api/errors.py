@@ -1,7 +1,7 @@
 """Every API error as Mastodon's ``{"error": "..."}`` JSON, in one place: a client
 never gets an HTML page or a 500 for something it sent.
 
-The site's refusals (``feed_project.refusals``) map as the issue's table says:
+The site's refusals (``feed_project.refusals``) map to Mastodon's statuses:
 NotFound 404, Forbidden 403, Invalid 422 (a request that cannot be done, in
 Mastodon's status for it). A request ninja cannot read (a field of the wrong
 type, a malformed body) is a 422 with ``details``; a page that is not there

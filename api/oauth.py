@@ -15,6 +15,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -42,9 +43,9 @@ def account_for_password(login: str, password: str) -> User | None:
     if "@" in login:
         found = claims.users_with_email(login).first()
     else:
-        try:
+        try:  # the log-in form's rule: look-alike letters never reach the lookup
             username_validator(login)
-        except Exception:
+        except ValidationError:
             return None
         found = claims.users_named(login).first()
     if found is None or not found.is_active or found.deletion_due_at is not None:
@@ -118,6 +119,8 @@ def _oauth_error(response: HttpResponse) -> HttpResponse:
 
 @method_decorator(csrf_exempt, name="dispatch")
 class TokenView(oauth_views.TokenView):
+    """The toolkit's token endpoint, with the log-in's rate limit on password grants."""
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if _grant_type(request) == "password":
             wait = retry_after(request, "login")  # a password grant is a log-in
@@ -130,6 +133,8 @@ class TokenView(oauth_views.TokenView):
 
 @method_decorator(csrf_exempt, name="dispatch")
 class RevokeView(oauth_views.RevokeTokenView):
+    """The toolkit's revocation, answering as Mastodon does."""
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response = super().post(request, *args, **kwargs)
         if response.status_code == 200:
@@ -159,10 +164,7 @@ def server_metadata(request: HttpRequest) -> JsonResponse:
             "response_modes_supported": ["query"],
             "code_challenge_methods_supported": ["S256"],
             "grant_types_supported": GRANT_TYPES,
-            "token_endpoint_auth_methods_supported": [
-                "client_secret_basic",
-                "client_secret_post",
-                "none",
-            ],
+            # Every app has a secret (``POST /api/v1/apps``), and sends it.
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
         }
     )

@@ -9,20 +9,22 @@ parent is found as the site's reply box finds it
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, QueryDict
 from ninja import Router, Schema
 
+from accounts.addresses import may_post
 from api import entities, schemas
 from api.auth import Token
 from api.errors import RateLimited, Unprocessable
 from feed_project.ratelimits import retry_after
-from feed_project.refusals import NotFound
+from feed_project.refusals import Forbidden, NotFound
 from posts import ids, selectors, services
 from posts.forms import PostForm
 from posts.models import Post
 
 router = Router(tags=["statuses"])
 NOT_FOUND = "Record not found"
+UNVERIFIED = "Confirm your e-mail address first: the link is in the mail we sent."
 
 
 class NewStatus(Schema):
@@ -90,7 +92,9 @@ def _checked(body: NewStatus) -> dict[str, Any]:
 
 
 @router.post("/v1/statuses", auth=Token("write:statuses"), response=schemas.Status)
-def create(request: HttpRequest, response: HttpResponse, body: NewStatus) -> dict[str, Any]:
+def create(request: HttpRequest, body: NewStatus) -> dict[str, Any]:
+    if not may_post(request.user):  # the compose box's rule (accounts.decorators)
+        raise Forbidden(UNVERIFIED)
     wait = retry_after(request, "post")  # limited as the site's compose box is
     if wait is not None:
         raise RateLimited(wait)

@@ -124,3 +124,10 @@ def test_asking_for_deletion_ends_the_tokens_and_erasure_leaves_none(api, user, 
     assert not AccessToken.objects.filter(user=user).exists()
     assert deletion.erase(user_id=user.pk, now=due)
     assert not Application.objects.filter(user=user).exists()
+
+
+def test_an_unverified_account_may_not_post_where_the_site_asks_for_it(
+    api, user, make_token, settings
+):
+    settings.REQUIRE_EMAIL_VERIFICATION = True
+    assert_error(api.post("/api/v1/statuses", {"status": "hi"}, token=make_token(user)), 403)
