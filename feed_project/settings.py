@@ -90,12 +90,20 @@ INSTALLED_APPS = [
     "relations.apps.RelationsConfig",
     "posts.apps.PostsConfig",
     "timelines.apps.TimelinesConfig",
+    # The Mastodon client API (api/): OAuth 2 by django-oauth-toolkit, whose tables
+    # api.models swaps in (OAUTH2_PROVIDER_*_MODEL below), and CORS for browser apps.
+    "oauth2_provider",
+    "corsheaders",
+    "api.apps.ApiConfig",
     # Dev tools last: they import the product, never the reverse.
     "bench.apps.BenchConfig",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before anything that may answer: browser apps read the API from other origins.
+    "corsheaders.middleware.CorsMiddleware",
+    "api.middleware.ApiPaths",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -378,6 +386,48 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# --- The client API's OAuth 2 (api/, docs/API.md) ------------------------------
+# Mastodon's tokens do not expire and its clients never refresh one: a token
+# that expired would sign its user out of their app without a word. Ten years,
+# then; a token ends when revoked (/oauth/revoke), or when its account asks for
+# deletion (api.signal_handlers).
+OAUTH2_PROVIDER_APPLICATION_MODEL = "api.Application"
+OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "api.AccessToken"
+OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "api.RefreshToken"
+OAUTH2_PROVIDER_GRANT_MODEL = "api.Grant"
+OAUTH2_PROVIDER_ID_TOKEN_MODEL = "api.IDToken"
+OAUTH2_PROVIDER_DEVICE_GRANT_MODEL = "api.DeviceGrant"
+OAUTH2_PROVIDER = {
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 10 * 365 * 24 * 3600,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 600,
+    "SCOPES_BACKEND_CLASS": "api.scopes.RegisteredScopes",
+    "OAUTH2_VALIDATOR_CLASS": "api.oauth.Validator",
+    "OAUTH2_BACKEND_CLASS": "api.oauth.FormOrJsonCore",
+    # Optional, as Mastodon's: Mastodon.py and older apps send no challenge. A
+    # challenge sent is checked, and only S256 is taken (plain is refused).
+    "PKCE_REQUIRED": False,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    # RFC 9700's other advice, taken: no implicit grant, tokens never read from a
+    # query string, the issuer in every authorization response, tokens kept as
+    # checksums only, a replayed refresh token ends its family, and https for
+    # redirects the app did not register itself (api.models.Application allows
+    # the schemes of its own registered URIs).
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https"],
+    # The consent page asks every time (Mastodon's force_login aside).
+    "REQUEST_APPROVAL_PROMPT": "force",
+}
+# The API answers browser apps of any origin (Elk, Phanpy): tokens only, no
+# cookies, so no origin gains anything a token would not give it.
+CORS_URLS_REGEX = r"^/(api/|oauth/token/?$|oauth/revoke/?$|\.well-known/)"
+CORS_ALLOW_ALL_ORIGINS = True
+CORS_ALLOW_CREDENTIALS = False
+CORS_EXPOSE_HEADERS = ["Link", "Retry-After"]
+
 # Last-active is written at most this often per user (it drives online push).
 ACCOUNTS_LAST_ACTIVE_INTERVAL_SECONDS: int = 3600
 
@@ -445,7 +495,10 @@ LOGGING = {
 }
 # SQLite cannot make Notification's NULLS NOT DISTINCT constraint; there
 # timelines.notifications checks for a duplicate itself (PostgreSQL enforces it).
-SILENCED_SYSTEM_CHECKS = ["models.W047"]
+# The client API's two departures from RFC 9700, both for Mastodon's apps: the
+# password grant (refused for accounts with two-factor, rate-limited as a log-in;
+# api.oauth), and PKCE optional (Mastodon.py and older apps send no challenge).
+SILENCED_SYSTEM_CHECKS = ["models.W047", "oauth2_provider.W002", "oauth2_provider.W010"]
 
 
 # --- Rate limits and Content-Security-Policy (feed_project/ratelimits.py) -----

@@ -115,6 +115,14 @@ TABLES: dict[str, Distributed | Reference] = {
     # Moderation: a queue across every user, written by reports and moderators.
     "posts_report": Reference(),
     "posts_moderationlog": Reference(),
+    # The client API's OAuth tables (api.models): every API request reads its token
+    # (on any node, by its checksum), log-ins write them; apps are few.
+    "api_application": Reference(),
+    "api_accesstoken": Reference(),
+    "api_refreshtoken": Reference(),
+    "api_grant": Reference(),
+    "api_idtoken": Reference(),
+    "api_devicegrant": Reference(),
 }
 
 # Tables Django keeps for itself and Citus need not know.

@@ -10,6 +10,8 @@ handler500 = "feed_project.errors.server_error"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),  # for load balancers: no login, no slash
+    # The Mastodon client API, /oauth/ and /.well-known/oauth-authorization-server.
+    path("", include("api.urls")),
     # The admin's own log-in form would skip the second factor: log in through the site's.
     path("admin/login/", RedirectView.as_view(pattern_name="accounts:login", query_string=True)),
     path("admin/", admin.site.urls),

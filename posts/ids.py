@@ -232,3 +232,55 @@ def post_id_bounds(author_id: int) -> tuple[str, str]:
     """``post_id_range`` as two full-width keys: [first possible id, next author's first)."""
     _, high = post_id_range(author_id)
     return first_post_id_at(author_id, 0), high.ljust(KEY_LENGTH, ALPHABET[0])
+
+
+# --- Keys as the decimal numbers of a JSON API's ids ----------------------------
+# A timeline key read as one base-36 number is the same number in decimal: no
+# lookup either way, and as the digits are fixed-width, the numbers sort as the
+# keys do (compared by length, then as text, as Mastodon's clients compare ids).
+HIGHEST_KEY = ALPHABET[-1] * KEY_LENGTH  # at or above every post id and timeline key
+MAX_DECIMAL_DIGITS = len(str(BASE**KEY_LENGTH - 1))
+
+
+def decimal_of_key(key: str) -> str:
+    """A timeline key as a decimal number (a status id)."""
+    _check(key)
+    return str(decode_number(key))
+
+
+def key_of_decimal(text: object) -> str:
+    """The timeline key a decimal status id stands for; InvalidKey unless ``text`` is
+    digits alone for a number a key can hold."""
+    if not isinstance(text, str) or not text.isascii() or not text.isdigit():
+        raise InvalidKey("a status id is a decimal number")
+    if len(text) > MAX_DECIMAL_DIGITS or int(text) >= BASE**KEY_LENGTH:
+        raise InvalidKey("a status id is at most a 16-digit base-36 key")
+    return encode_number(int(text), KEY_LENGTH)
+
+
+def author_bound_below(key: str, author_id: int) -> str:
+    """The post id of ``author_id`` that bounds a range of their posts as ``key`` bounds
+    a timeline: for each of their posts p, ``p.id < bound`` exactly when
+    ``p.timeline_key < key`` (an author's page read by primary key, with a cursor
+    taken from another list)."""
+    at = parse_timeline_key(key)
+    if author_id == at.author:
+        return make_post_id(at)
+    if author_id > at.author:  # their posts of that millisecond sort after the key
+        return first_post_id_at(author_id, at.time)
+    if at.time == MAX_TIME:  # every post of theirs is below
+        return post_id_bounds(author_id)[1]
+    return first_post_id_at(author_id, at.time + 1)
+
+
+def author_bound_above(key: str, author_id: int) -> str:
+    """As ``author_bound_below``, from beneath: ``p.id > bound`` exactly when
+    ``p.timeline_key > key``."""
+    at = parse_timeline_key(key)
+    if author_id == at.author:
+        return make_post_id(at)
+    if author_id < at.author:  # their posts of that millisecond sort before the key
+        return make_post_id(KeyParts(time=at.time, author=author_id, seq=MAX_SEQ))
+    if at.time == 0:  # every post of theirs is above: the previous author's last id
+        return make_post_id(KeyParts(time=MAX_TIME, author=author_id - 1, seq=MAX_SEQ))
+    return make_post_id(KeyParts(time=at.time - 1, author=author_id, seq=MAX_SEQ))

@@ -5,8 +5,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCT = ("feed_project", "accounts", "relations", "posts", "timelines")
-ROOMS = ("timelines", "posts", "relations")
+PRODUCT = ("feed_project", "accounts", "relations", "posts", "timelines", "api")
+ROOMS = ("timelines", "posts", "relations", "api")
 
 
 def product_modules(packages: tuple[str, ...]) -> list[Path]:

@@ -1,0 +1,117 @@
+"""The answers' shapes, for the OpenAPI document (``/api/openapi.json``): Mastodon's
+Account, Status and their parts, as ``api.entities`` builds them."""
+
+from typing import Any
+
+from ninja import Schema
+
+
+class Field(Schema):
+    name: str
+    value: str
+    verified_at: str | None = None
+
+
+class Account(Schema):
+    id: str
+    username: str
+    acct: str
+    display_name: str
+    locked: bool
+    bot: bool
+    discoverable: bool
+    group: bool
+    created_at: str
+    note: str
+    url: str
+    uri: str
+    avatar: str
+    avatar_static: str
+    header: str
+    header_static: str
+    followers_count: int
+    following_count: int
+    statuses_count: int
+    last_status_at: str | None
+    emojis: list[Any]
+    fields: list[Field]
+
+
+class CredentialAccount(Account):
+    source: dict[str, Any]
+
+
+class Mention(Schema):
+    id: str
+    username: str
+    acct: str
+    url: str
+
+
+class Tag(Schema):
+    name: str
+    url: str
+
+
+class MediaAttachment(Schema):
+    id: str
+    type: str
+    url: str
+    preview_url: str
+    remote_url: str | None
+    preview_remote_url: str | None
+    text_url: str | None
+    meta: dict[str, Any]
+    description: str | None
+    blurhash: str | None
+
+
+class Status(Schema):
+    id: str
+    created_at: str
+    in_reply_to_id: str | None
+    in_reply_to_account_id: str | None
+    sensitive: bool
+    spoiler_text: str
+    visibility: str
+    language: str | None
+    uri: str
+    url: str | None
+    replies_count: int
+    reblogs_count: int
+    favourites_count: int
+    edited_at: str | None
+    favourited: bool
+    reblogged: bool
+    muted: bool
+    bookmarked: bool
+    content: str
+    filtered: list[Any]
+    reblog: "Status | None"
+    application: dict[str, Any] | None
+    account: Account
+    media_attachments: list[MediaAttachment]
+    mentions: list[Mention]
+    tags: list[Tag]
+    emojis: list[Any]
+    card: dict[str, Any] | None
+    poll: dict[str, Any] | None
+
+
+class DeletedStatus(Status):
+    """Delete and redraft: the status as it was, with the text its author typed."""
+
+    text: str
+
+
+class App(Schema):
+    id: str
+    name: str
+    website: str | None
+    scopes: list[str]
+    redirect_uri: str
+    redirect_uris: list[str]
+    vapid_key: str
+    client_id: str | None = None
+    client_secret: str | None = None
+    client_secret_expires_at: int | None = None

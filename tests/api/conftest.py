@@ -1,0 +1,68 @@
+"""Apps and tokens made the way the API makes them, and a client that sends a token."""
+
+import pytest
+from oauth2_provider.models import get_access_token_model, get_application_model
+from oauthlib.common import generate_token
+
+from tests.conftest import PASSWORD  # noqa: F401  (the factories' password)
+
+
+@pytest.fixture
+def oauth_app(db):
+    """A registered app, as POST /api/v1/apps makes one (read write follow push)."""
+    model = get_application_model()
+    app = model(
+        name="Test client",
+        redirect_uris="urn:ietf:wg:oauth:2.0:oob https://client.example/callback",
+        client_type=model.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=model.GRANT_AUTHORIZATION_CODE,
+        scopes="read write follow push",
+    )
+    app.plain_secret = app.client_secret  # hashed on save
+    app.save()
+    return app
+
+
+@pytest.fixture
+def make_token(oauth_app):
+    """``make_token(user, "read write")``: the bearer value of a new access token."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    def make(user, scope="read write follow", *, expires_in=3600):
+        value = generate_token()
+        get_access_token_model().objects.create(
+            user=user,
+            application=oauth_app,
+            token=value,
+            scope=scope,
+            expires=timezone.now() + timedelta(seconds=expires_in),
+        )
+        return value
+
+    return make
+
+
+@pytest.fixture
+def api(client, make_token):
+    """A Django test client with helpers for bearer calls: ``api.get(path, token=...)``."""
+
+    class Api:
+        def _headers(self, token):
+            return {"Authorization": f"Bearer {token}"} if token else {}
+
+        def get(self, path, token=None, **params):
+            return client.get(path, params, headers=self._headers(token))
+
+        def post(self, path, data=None, token=None, json=True):
+            if json:
+                return client.post(
+                    path, data or {}, content_type="application/json", headers=self._headers(token)
+                )
+            return client.post(path, data or {}, headers=self._headers(token))
+
+        def delete(self, path, token=None):
+            return client.delete(path, headers=self._headers(token))
+
+    return Api()
