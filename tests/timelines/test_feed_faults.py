@@ -195,6 +195,24 @@ class FaultyFeedMachine(FeedMachine):
             self.broker.close()
 
 
+def a_follower_and_an_author(machine: FaultyFeedMachine) -> tuple[int, int]:
+    """Two people, the first following the second, each with a post, inboxes of 4
+    entries, the queue drained."""
+    reader, author = machine.world(
+        people=2,
+        locked=[False] * 4,
+        follows=[True] + [False] * 11,
+        big=3,
+        scanned=5,
+        cap=4,
+        muting=[None] * 4,
+        first_posts=[("public", [], "hello", "")] * 4,
+        reposting=[False] * 4,
+    ).values
+    machine.settle()
+    return reader, author
+
+
 @pytest.mark.django_db(transaction=True)
 def test_home_feed_equals_pull_model_after_any_history_of_faults(feed_limits):
     with broker_at(BROKER):
@@ -214,18 +232,7 @@ def test_a_chunk_delivered_after_a_trim_leaves_no_gap(feed_limits, twice):
     floor, and the reads must ignore it)."""
     with broker_at(BROKER):
         machine = FaultyFeedMachine()
-        _, author = machine.world(
-            people=2,
-            locked=[False] * 4,
-            follows=[True] + [False] * 11,
-            big=3,
-            scanned=5,
-            cap=4,
-            muting=[None] * 4,
-            first_posts=[("public", [], "hello", "")] * 4,
-            reposting=[False] * 4,
-        ).values
-        machine.settle()
+        _, author = a_follower_and_an_author(machine)
         machine.post(author, None, "public", [], "hello", "")
         run(*machine.broker.pop_task(fanout.FAN_OUT_POST))
         chunk = machine.broker.pop_task(fanout.FAN_OUT_CHUNK)
@@ -251,18 +258,7 @@ def test_a_chunk_delivered_late_into_a_cache_left_short_leaves_no_gap(feed_limit
     its post posed as the bottom of a complete cache, the trimmed posts missing."""
     with broker_at(BROKER):
         machine = FaultyFeedMachine()
-        reader, author = machine.world(
-            people=2,
-            locked=[False] * 4,
-            follows=[True] + [False] * 11,
-            big=3,
-            scanned=5,
-            cap=4,
-            muting=[None] * 4,
-            first_posts=[("public", [], "hello", "")] * 4,
-            reposting=[False] * 4,
-        ).values
-        machine.settle()
+        reader, author = a_follower_and_an_author(machine)
         machine.read_first_page(reader)  # the reader's cache is live
         machine.post(author, None, "public", [], "hello", "")
         run(*machine.broker.pop_task(fanout.FAN_OUT_POST))
