@@ -13,7 +13,23 @@ from django.urls import include, path, re_path
 from ninja import NinjaAPI
 from ninja.parser import Parser
 
-from api import accounts, apps_endpoint, errors, instance, oauth, statuses, timelines
+from api import (
+    accounts,
+    apps_endpoint,
+    conversations,
+    discovery,
+    errors,
+    instance,
+    markers,
+    media,
+    notifications,
+    oauth,
+    personal,
+    relationships,
+    search,
+    statuses,
+    timelines,
+)
 
 
 class FormOrJson(Parser):
@@ -41,7 +57,22 @@ api = NinjaAPI(
     parser=FormOrJson(),
 )
 errors.install(api)
-for module in (instance, apps_endpoint, accounts, statuses, timelines):
+ROUTERS = (
+    instance,
+    apps_endpoint,
+    accounts,
+    relationships,
+    statuses,
+    media,
+    timelines,
+    notifications,
+    conversations,
+    markers,
+    search,
+    discovery,
+    personal,
+)
+for module in ROUTERS:
     api.add_router("/", module.router)
 
 oauth_patterns = (
