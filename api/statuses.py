@@ -13,7 +13,7 @@ from django.http import HttpRequest, QueryDict
 from ninja import Router, Schema
 
 from accounts.addresses import may_post
-from api import entities, schemas
+from api import compose, entities, schemas
 from api.auth import Token
 from api.errors import RateLimited, Unprocessable
 from feed_project.ratelimits import retry_after
@@ -34,9 +34,11 @@ class NewStatus(Schema):
     in_reply_to_id: str | int | None = None  # a string, as Mastodon sends; a number too
     spoiler_text: str | None = None
     visibility: str | None = None
+    # Accepted and ignored: a content warning is the site's only way to hide a post.
     sensitive: bool | None = None
-    media_ids: list[str] | None = None
-    language: str | None = None
+    media_ids: list[str | int] | None = None  # uploads (api.media), in order
+    language: str | None = None  # accepted and ignored: posts have no language
+    quoted_status_id: str | int | None = None  # Mastodon 4.5's quote
 
 
 def post_id_of(status_id: str, missing: str = NOT_FOUND) -> str:
@@ -66,8 +68,6 @@ def _viewer_id(request: HttpRequest) -> int | None:
 
 def _checked(body: NewStatus) -> dict[str, Any]:
     """The site's form over the request, its errors as a 422 with each field's."""
-    if body.media_ids:
-        raise Unprocessable("Validation failed: media", {"media_ids": ["Not supported yet."]})
     level = entities.SITE_LEVELS.get(body.visibility or "public")
     if level is None:
         message = "Visibility must be one of public, unlisted, private, direct"
@@ -80,21 +80,21 @@ def _checked(body: NewStatus) -> dict[str, Any]:
             "visibility": str(level),
         }
     )
-    form = PostForm(data)
+    form = PostForm(data, uploads=len(body.media_ids or []))
     if not form.is_valid():
-        details = {
-            "status" if field == "text" else field: [str(message) for message in messages]
-            for field, messages in form.errors.items()
-        }
-        summary = "; ".join(message for messages in details.values() for message in messages)
-        raise Unprocessable(f"Validation failed: {summary}", details)
+        raise compose.refusal_of(form)
     return form.cleaned_data
 
 
 @router.post("/v1/statuses", auth=Token("write:statuses"), response=schemas.Status)
 def create(request: HttpRequest, body: NewStatus) -> dict[str, Any]:
+    """Post; with an ``Idempotency-Key``, a retry answers the first post (``api.compose``)."""
     if not may_post(request.user):  # the compose box's rule (accounts.decorators)
         raise Forbidden(UNVERIFIED)
+    return one(request, compose.once(request, lambda: _posted(request, body)))
+
+
+def _posted(request: HttpRequest, body: NewStatus) -> Post:
     wait = retry_after(request, "post")  # limited as the site's compose box is
     if wait is not None:
         raise RateLimited(wait)
@@ -104,14 +104,31 @@ def create(request: HttpRequest, body: NewStatus) -> dict[str, Any]:
         parent = selectors.original_to_act_on(
             viewer_id=request.user.pk, post_id=post_id_of(str(body.in_reply_to_id))
         )
-    created = services.create_post(
-        author=request.user,
-        text=cleaned["text"],
-        in_reply_to=parent,
-        spoiler_text=cleaned["spoiler_text"],
-        visibility=cleaned["visibility"],
-    )
-    return one(request, created)
+    quote_of = compose.quoted(request.user.pk, body.quoted_status_id, post_id_of)
+    upload_ids = compose.upload_ids(request.user.pk, body.media_ids)
+    with compose.as_field("media_ids"):  # another post took an upload meanwhile
+        return services.create_post(
+            author=request.user,
+            text=cleaned["text"],
+            in_reply_to=parent,
+            quote_of=quote_of,
+            spoiler_text=cleaned["spoiler_text"],
+            upload_ids=upload_ids,
+            visibility=cleaned["visibility"],
+        )
+
+
+@router.put("/v1/statuses/{status_id}", auth=Token("write:statuses"), response=schemas.Status)
+def edit(request: HttpRequest, status_id: str, body: compose.StatusEdit) -> dict[str, Any]:
+    """Edit one's status as the site's edit page does: its text, content warning and
+    images' descriptions; the answer has ``edited_at``."""
+    if not may_post(request.user):  # the edit page's rule (accounts.decorators)
+        raise Forbidden(UNVERIFIED)
+    wait = retry_after(request, "post")  # an edit notifies: limited as the edit page is
+    if wait is not None:
+        raise RateLimited(wait)
+    post = compose.edit(user_id=request.user.pk, post_id=post_id_of(status_id), body=body)
+    return one(request, post)
 
 
 @router.get(

@@ -104,6 +104,8 @@ MIDDLEWARE = [
     # Before anything that may answer: browser apps read the API from other origins.
     "corsheaders.middleware.CorsMiddleware",
     "api.middleware.ApiPaths",
+    # Django reads form bodies of POST only; Mastodon's clients send PUT and PATCH forms.
+    "ninja.compatibility.files.fix_request_files_middleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

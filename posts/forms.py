@@ -89,6 +89,10 @@ class PostForm(forms.Form):
         widget=MultipleFileInput(attrs={"accept": ",".join(t for t, _ in IMAGE_TYPES)}),
     )
 
+    def __init__(self, *args: Any, uploads: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.uploads = uploads  # images uploaded before, named by id (posts.uploads)
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         files = self.files.getlist("media") if self.files else []
@@ -100,7 +104,8 @@ class PostForm(forms.Form):
             self.add_error("media", str(refused))
             return cleaned
         cleaned["visibility"] = cleaned.get("visibility") or Visibility.PUBLIC
-        if not cleaned.get("text") and not cleaned["media"] and "text" not in self.errors:
+        images = len(cleaned["media"]) + self.uploads
+        if not cleaned.get("text") and not images and "text" not in self.errors:
             self.add_error("text", "Write something first, or add an image.")
         return cleaned
 

@@ -181,30 +181,32 @@ def delete_files(names: Iterable[str]) -> None:
         storage().delete(name)
 
 
+def row(item: Stored, *, author_id: int, post_id: str | None, position: int | None) -> PostMedia:
+    """The row of a stored image: a post's, or an upload no post named yet (``posts.uploads``)."""
+    return PostMedia.objects.create(
+        author_id=author_id,
+        post_id=post_id,
+        position=position,
+        alt_text=item.image.alt_text,
+        file=item.file,
+        thumbnail=item.thumbnail,
+        content_type=item.image.content_type,
+        width=item.image.width,
+        height=item.image.height,
+        thumbnail_width=item.image.thumbnail_width,
+        thumbnail_height=item.image.thumbnail_height,
+        size=len(item.image.original),
+        created_at=timezone.now(),
+    )
+
+
 def attach(*, post: Post, stored: Sequence[Stored]) -> None:
     """The rows of a new post's images; the caller holds the post's transaction."""
-    if not stored:
-        return
-    now = timezone.now()
     # One INSERT each (four at most): bulk_create would take PostgreSQL's
     # UNNEST path, whose char[] cast cuts the post id to one character
     # (posts.fields.KeyField keeps its own column off that path; a key to it cannot).
     for position, item in enumerate(stored):
-        PostMedia.objects.create(
-            author_id=post.author_id,
-            post_id=post.pk,
-            position=position,
-            alt_text=item.image.alt_text,
-            file=item.file,
-            thumbnail=item.thumbnail,
-            content_type=item.image.content_type,
-            width=item.image.width,
-            height=item.image.height,
-            thumbnail_width=item.image.thumbnail_width,
-            thumbnail_height=item.image.thumbnail_height,
-            size=len(item.image.original),
-            created_at=now,
-        )
+        row(item, author_id=post.author_id, post_id=post.pk, position=position)
 
 
 def discard(*, post: Post) -> int:

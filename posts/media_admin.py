@@ -24,6 +24,8 @@ _READ_ONLY = (
 
 
 def _preview(item: PostMedia) -> SafeString:
+    if item.post_id is None:  # an upload no post named yet: no page shows it
+        return format_html("<em>{}</em>", "not attached to a post yet")
     return format_html(
         '<a href="{}"><img src="{}" alt="{}" width="{}" height="{}"></a>',
         reverse("posts:media", args=[item.post_id, item.position]),

@@ -16,7 +16,9 @@ class PostMedia(models.Model):
     id) (feed_project.sharding) and every read filters ``author_id`` as well as
     the post (a post id carries its author). ``post`` is not enforced by the
     database, as Citus refuses a key that does not run from author to author;
-    tests/test_sharding.py checks it. A deleted post's media are marked
+    tests/test_sharding.py checks it. An image uploaded ahead of its post (Mastodon's
+    clients upload first, ``posts.uploads``) has no post and no position until a
+    post names it; one never named is discarded by the sweep. A deleted post's media are marked
     ``discarded_at`` in the delete's transaction; ``posts.tasks`` then deletes
     the files and the rows (the rows are their own to-do list, swept if a task
     is lost). Pages reach the files through ``posts.media_views`` only, which
@@ -32,8 +34,10 @@ class PostMedia(models.Model):
         related_name="media",
         db_index=False,
         db_constraint=False,
+        null=True,  # an upload no post has named yet (posts.uploads)
+        blank=True,
     )
-    position = models.PositiveSmallIntegerField()  # 0 to 3, in the order chosen
+    position = models.PositiveSmallIntegerField(null=True, blank=True)  # 0 to 3, as chosen
     # Editable after posting (posts.edits); the files are not.
     alt_text = models.TextField(max_length=MAX_ALT_TEXT_LENGTH, blank=True, default="")
     # Storage names: random, so a public bucket cannot be listed by guessing.
@@ -63,7 +67,15 @@ class PostMedia(models.Model):
                 name="post_media_discarded_idx",
                 condition=models.Q(discarded_at__isnull=False),
             ),
+            # The sweep of uploads no post named (posts.uploads.discard_unattached).
+            models.Index(
+                fields=["created_at"],
+                name="post_media_unattached_idx",
+                condition=models.Q(post__isnull=True, discarded_at__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:
+        if self.post_id is None:
+            return f"upload {self.pk} of user {self.author_id}"
         return f"{self.post_id} image {self.position + 1}"

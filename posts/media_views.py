@@ -20,7 +20,9 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpRe
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_safe
 
-from posts import media
+from feed_project.refusals import NotFound
+from posts import media, uploads
+from posts.models import PostMedia
 from posts.moderation import services as moderation
 
 # Browsers may keep an image this long: hiding a post takes it off pages at
@@ -37,6 +39,23 @@ def media_file(
     item = media.find(post, position)
     if item is None:
         raise Http404("No such image.")
+    return _send(item, thumbnail=thumbnail)
+
+
+@require_safe
+def upload_file(
+    request: HttpRequest, author_id: int, media_id: int, token: str, thumbnail: bool = False
+) -> HttpResponse:
+    """An image uploaded ahead of its post (``posts.uploads``), to whoever holds the URL its
+    uploader was given, until a post takes it: then it is the post's, served as above."""
+    try:
+        item = uploads.unattached_by_token(author_id=author_id, media_id=media_id, token=token)
+    except NotFound as exc:
+        raise Http404("No such image.") from exc
+    return _send(item, thumbnail=thumbnail)
+
+
+def _send(item: PostMedia, *, thumbnail: bool) -> HttpResponse:
     name, content_type = (
         (item.thumbnail, "image/webp") if thumbnail else (item.file, item.content_type)
     )

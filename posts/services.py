@@ -7,7 +7,7 @@ from django.utils import timezone
 from accounts import unique_names
 from accounts.models import User
 from feed_project.refusals import Forbidden
-from posts import ids, selectors, tags, tasks
+from posts import ids, selectors, tags, tasks, uploads
 from posts import media as post_media
 from posts.mentions import existing_mentions, mentioned_usernames
 from posts.models import STRICTNESS, Like, Post, PostTag, Visibility
@@ -53,6 +53,7 @@ def create_post(
     quote_of: Post | None = None,
     spoiler_text: str = "",
     media: Sequence[post_media.Prepared] = (),
+    upload_ids: Sequence[int] = (),
     visibility: str = Visibility.PUBLIC,
 ) -> Post:
     """Publish a post (a reply when ``in_reply_to`` is given, a quote of ``quote_of``'s
@@ -65,6 +66,8 @@ def create_post(
 
     ``media``: checked images (``posts.media.prepare_all``), whose files are
     written first and deleted again if the post's transaction fails.
+    ``upload_ids``: images the author uploaded before (``posts.uploads.attachable``),
+    after those; ``Refused`` if another post took one meanwhile, and nothing is written.
     """
     if quote_of is not None:
         quote_of = original_of(quote_of)
@@ -86,6 +89,7 @@ def create_post(
             if in_reply_to is not None:
                 Post.objects.with_id(in_reply_to.pk).update(reply_count=F("reply_count") + 1)
             post_media.attach(post=post, stored=stored)
+            uploads.attach(post=post, upload_ids=upload_ids, first_position=len(stored))
     except BaseException:
         post_media.delete_files(post_media.names_of(stored))  # never a file without its row
         raise

@@ -5,7 +5,9 @@ A deleted post's media rows are marked discarded in the delete's transaction
 (``posts.media.discard``); on commit ``delete_discarded_media`` deletes the
 files, then the rows. The rows are their own to-do list: if the broker is
 down or the message is lost, ``sweep_discarded_media`` (Celery beat) finds
-them and queues the task again. Arguments are ids (JSON).
+them and queues the task again. The same sweep discards the images uploaded
+ahead of a post that no post named (``posts.uploads``) and queues the deletion of
+their files. Arguments are ids (JSON).
 """
 
 from celery import shared_task
@@ -13,7 +15,7 @@ from django.db import DatabaseError
 
 from feed_project import queueing
 from feed_project.celery import FailFastTask
-from posts import media, tags
+from posts import media, tags, uploads
 
 # Discarded media still there this long after are queued again by the sweep:
 # long enough for a queued task to have run.
@@ -34,7 +36,9 @@ def delete_discarded_media(author_id: int) -> None:
 
 @shared_task(name="posts.sweep_discarded_media", base=MediaTask)
 def sweep_discarded_media() -> None:
-    for author_id in media.authors_with_discarded(older_than_seconds=SWEEP_AFTER_SECONDS):
+    abandoned = uploads.discard_unattached()
+    lost = media.authors_with_discarded(older_than_seconds=SWEEP_AFTER_SECONDS)
+    for author_id in sorted({*abandoned, *lost}):
         queueing.enqueue(delete_discarded_media, author_id, if_refused=queueing.LEAVE_TO_SWEEP)
 
 

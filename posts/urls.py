@@ -24,6 +24,18 @@ urlpatterns = [
         {"thumbnail": True},
         name="media_thumbnail",
     ),
+    # An image uploaded ahead of its post, to the app that uploaded it (posts/uploads.py).
+    path(
+        "media/uploads/<int:author_id>/<int:media_id>/<str:token>/",
+        media_views.upload_file,
+        name="upload",
+    ),
+    path(
+        "media/uploads/<int:author_id>/<int:media_id>/<str:token>/thumbnail/",
+        media_views.upload_file,
+        {"thumbnail": True},
+        name="upload_thumbnail",
+    ),
     path("posts/<str:post_id>/edit/", content_views.edit, name="edit"),
     path("posts/<str:post_id>/history/", content_views.history, name="history"),
     path("public/", public_timeline.public_timeline, name="public"),
