@@ -149,8 +149,9 @@ def test_a_status_with_media_ids_carries_the_uploads_in_order(api, client, alice
 
 def test_an_upload_is_posted_once(api, token):
     shown = uploaded(api, token)
-    assert api.post("/api/v1/statuses", {"media_ids": [shown["id"]]}, token=token).status_code == 200
-    again = api.post("/api/v1/statuses", {"status": "again", "media_ids": [shown["id"]]}, token=token)
+    body = {"media_ids": [shown["id"]]}
+    assert api.post("/api/v1/statuses", body, token=token).status_code == 200
+    again = api.post("/api/v1/statuses", {**body, "status": "again"}, token=token)
     assert again.status_code == 422
     assert again.json()["error"] == (
         f"Validation failed: Media {shown['id']} not found or already attached to another post"
