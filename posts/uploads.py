@@ -115,7 +115,7 @@ def alt_texts_of_edit(
 def attachable(*, author_id: int, media_ids: Sequence[object]) -> list[int]:
     """The uploads a new post of ``author_id`` names, in order and each once: ``Refused``
     for an id that is no unattached upload of theirs, or past the site's images a post."""
-    wanted = list(dict.fromkeys(media_ids))
+    wanted = list(dict.fromkeys(str(media_id) for media_id in media_ids))
     if len(wanted) > media.MAX_IMAGES:
         raise Refused(f"A post has at most {media.MAX_IMAGES} images (you chose {len(wanted)}).")
     parsed = [_id_of(media_id) for media_id in wanted]
@@ -127,8 +127,7 @@ def attachable(*, author_id: int, media_ids: Sequence[object]) -> list[int]:
             discarded_at__isnull=True,
         ).values_list("pk", flat=True)
     )
-    pairs = zip(wanted, parsed, strict=True)
-    missing = [str(media_id) for media_id, pk in pairs if pk not in found]
+    missing = [media_id for media_id, pk in zip(wanted, parsed, strict=True) if pk not in found]
     if missing:
         raise Refused(NOT_ATTACHABLE.format(ids=", ".join(missing)))
     return [pk for pk in parsed if pk is not None]
