@@ -105,7 +105,7 @@ MIDDLEWARE = [
     "corsheaders.middleware.CorsMiddleware",
     "api.middleware.ApiPaths",
     # Django reads form bodies of POST only; Mastodon's clients send PUT and PATCH forms.
-    "ninja.compatibility.files.fix_request_files_middleware",
+    "api.form_bodies.FormBodies",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -5,6 +5,7 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
+from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from django.utils import timezone
 
 from posts import ids
@@ -117,6 +118,19 @@ def test_only_the_uploader_reads_or_describes_an_upload(api, client, alice, bob,
         headers={"Authorization": f"Bearer {token}"},
     )
     assert answer.json()["description"] == "In a form"
+    answer = client.put(  # and a multipart one, as apps that send a thumbnail do
+        path,
+        encode_multipart(BOUNDARY, {"description": "In parts", "focus": "0.1,0.2"}),
+        content_type=MULTIPART_CONTENT,
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert answer.json()["description"] == "In parts"
+    answer = client.put(
+        path,
+        "description=In+a+form",
+        content_type="application/x-www-form-urlencoded",
+        headers={"Authorization": f"Bearer {token}"},
+    )
     assert PostMedia.objects.get(pk=shown["id"]).alt_text == "In a form"
 
     stranger = make_token(bob)
