@@ -88,7 +88,9 @@ def read(request: HttpRequest, media_id: str) -> dict[str, Any]:
 def describe(request: HttpRequest, media_id: str, body: MediaChange) -> dict[str, Any]:
     """Change one's image's description; a posted image's is an edit of its post."""
     item = uploads.own_media(author_id=request.user.pk, media_id=media_id)
-    if item.post_id is not None:  # an edit, which notifies: limited as the edit page is
+    if item.post_id is not None:  # an edit of the post: the edit page's rules
+        if not may_post(request.user):
+            raise Forbidden(UNVERIFIED)
         wait = retry_after(request, "post")
         if wait is not None:
             raise RateLimited(wait)

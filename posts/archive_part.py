@@ -46,7 +46,10 @@ def archive_path(item: PostMedia) -> str:
 
 
 def _live_media(author_id: int) -> QuerySet[PostMedia]:
-    return PostMedia.objects.filter(author_id=author_id, discarded_at__isnull=True)
+    """A person's posts' images (an upload no post took yet is no post's: posts.uploads)."""
+    return PostMedia.objects.filter(
+        author_id=author_id, discarded_at__isnull=True, post__isnull=False
+    )
 
 
 def _posts(user_id: int) -> Iterator[archive.Row]:

@@ -135,3 +135,15 @@ def test_an_edit_keeps_the_images_and_may_describe_them(alice, bob):
     uploads.describe(user_id=alice.pk, item=PostMedia.objects.get(pk=upload.pk), description="new")
     assert PostMedia.objects.get(pk=upload.pk).alt_text == "new"
     assert post.__class__.objects.get(pk=post.pk).edited_at is not None
+
+
+@pytest.mark.django_db
+def test_an_archive_holds_the_posts_images_and_no_upload_left_unposted(alice):
+    from posts.archive_part import SECTIONS
+
+    posted, waiting = an_upload(alice), an_upload(alice)
+    post = create_post(author=alice, text="kept", upload_ids=[posted.pk])
+    posts_section = SECTIONS[0]
+    assert posts_section.file_count(alice.pk) == 1
+    assert [path for path, _ in posts_section.files(alice.pk)] == [f"media/{post.pk}-1.png"]
+    assert PostMedia.objects.filter(pk=waiting.pk, post__isnull=True).exists()
