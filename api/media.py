@@ -54,13 +54,13 @@ def attachment(request: HttpRequest, item: PostMedia) -> dict[str, Any]:
     "/v2/media",
     auth=Token("write:media"),
     response=schemas.MediaAttachment,
-    operation_id="upload_media",
+    operation_id="api_media_upload",
 )
 @router.post(
     "/v1/media",
     auth=Token("write:media"),
     response=schemas.MediaAttachment,
-    operation_id="upload_media_v1",
+    operation_id="api_media_upload_v1",
 )
 def upload(
     request: HttpRequest,
