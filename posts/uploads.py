@@ -154,7 +154,7 @@ def discard_unattached(*, older_than_seconds: int = UNATTACHED_FOR_SECONDS) -> l
     stale = PostMedia.objects.filter(
         post__isnull=True, discarded_at__isnull=True, created_at__lt=cutoff
     )
-    authors = sorted(set(stale.values_list("author_id", flat=True)))
+    authors = sorted(stale.values_list("author_id", flat=True).distinct())
     if authors:
         stale.update(discarded_at=timezone.now())
     return authors
