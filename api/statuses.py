@@ -244,12 +244,19 @@ def unreblog(request: HttpRequest, status_id: str) -> dict[str, Any]:
 def _people(
     request: HttpRequest, response: HttpResponse, query: PageQuery, page: Page
 ) -> list[dict[str, Any]]:
-    """A page of (key, person) as Accounts, with its Link header."""
+    """A page of (key, person) as Accounts, with its Link header: the next page starts
+    where the scan stopped (``page.older``), past people left out of this one."""
     items = query.keep(page.items, lambda item: item[0])
     link = entities.Links(request)
-    first = ids.decimal_of_key(items[0][0]) if items else None
-    last = ids.decimal_of_key(items[-1][0]) if items else None
-    link_header(request, response, first, last, more=page.older is not None)
+    last = page.older or (items[-1][0] if items else None)
+    first = items[0][0] if items else last
+    link_header(
+        request,
+        response,
+        ids.decimal_of_key(first) if first else None,
+        ids.decimal_of_key(last) if last else None,
+        more=page.older is not None,
+    )
     return [entities.account(person, link) for _, person in items]
 
 

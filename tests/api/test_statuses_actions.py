@@ -5,7 +5,9 @@ buttons and pages do it, with their rules of who may see and do what."""
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from pydantic import TypeAdapter
 
+from api import schemas
 from posts import ids
 from posts.edits import edit_post
 from posts.models import Post, Visibility
@@ -258,6 +260,7 @@ def test_a_quote_shows_the_quoted_status_only_to_whom_may_see_it(api, alice, bob
     assert shown["quote"]["quoted_status"]["id"] == sid(quoted)
     assert shown["quote"]["quoted_status"]["content"] == "<p>worth quoting</p>"
     assert shown["quote"]["quoted_status"]["quote"] is None
+    TypeAdapter(schemas.Status).validate_python(shown)  # as the OpenAPI document declares it
     assert shown["quotes_count"] == 0
     assert shown["quote_approval"]["current_user"] == "automatic"
     plain = api.get(f"/api/v1/statuses/{sid(quoted)}", token=token).json()
@@ -265,6 +268,9 @@ def test_a_quote_shows_the_quoted_status_only_to_whom_may_see_it(api, alice, bob
     block(user=alice, target=carol)
     hidden = api.get(f"/api/v1/statuses/{sid(quote)}", token=token).json()
     assert hidden["quote"] == {"state": "deleted", "quoted_status": None}
+    document = api.get("/api/openapi.json").json()["components"]["schemas"]
+    assert {"Quote", "QuoteApproval"} <= set(document)
+    assert "quote" in document["Status"]["properties"]
     assert "worth quoting" not in str(hidden)
     delete_post(post=quoted)
     gone = api.get(f"/api/v1/statuses/{sid(quote)}").json()
@@ -293,3 +299,16 @@ def test_a_page_of_quotes_hydrates_the_quoted_posts_in_one_query(api, alice, bob
     for n in range(4):
         create_post(author=alice, text=f"quote {n}", quote_of=create_post(author=bob, text=f"{n}"))
     assert queries() == few
+
+
+def test_a_page_of_people_all_left_out_still_links_to_the_next(api, alice, carol, token):
+    post = create_post(author=alice, text="liked")
+    likers = [UserFactory(username=f"fan{n}") for n in range(3)]
+    for person in likers:
+        like(user=person, post=post)
+    block(user=likers[2], target=carol)
+    path = f"/api/v1/statuses/{sid(post)}/favourited_by"
+    answer = api.get(path, token=token, limit=1)
+    assert answer.json() == [] and 'rel="next"' in answer.headers["Link"]
+    following = answer.headers["Link"].split(";")[0].strip("<>").replace("http://testserver", "")
+    assert [a["username"] for a in api.get(following, token=token).json()] == ["fan1"]
