@@ -1,15 +1,13 @@
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
-from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import User
-from feed_project.pagination import Cursor, Page, keyset_page, keyset_sql, make_page
+from feed_project.pagination import Cursor, Page, keyset_sql, make_page
 from feed_project.refusals import NotFound
 from posts import ids, page_queries, quotes
 from posts.media import media_by_post
@@ -326,71 +324,3 @@ def profile_entries(items: list[Post], *, owner: User) -> list[Entry]:
         Entry(post=post.repost_of, reposted_by=[owner]) if post.repost_of_id else Entry(post=post)
         for post in items
     ]
-
-
-# Who liked a post, as a list pages it: a like's key is its time in microseconds
-# then the liker, in the keys' alphabet and width, so that it pages as a status
-# id does (newest first) and is unique (one like per person and post).
-LIKE_TIME_WIDTH = ids.KEY_LENGTH - ids.AUTHOR_WIDTH
-
-
-def like_key(like: Like) -> str:
-    micros = (like.created_at - ids.EPOCH) // timedelta(microseconds=1)
-    return ids.encode_number(micros, LIKE_TIME_WIDTH) + ids.encode_number(
-        like.user_id, ids.AUTHOR_WIDTH
-    )
-
-
-def _like_bound(key: str, operator: str) -> Q:
-    """Likes before (``lt``) or after (``gt``) the like of this key, as ``like_key`` orders."""
-    moment = ids.EPOCH + timedelta(microseconds=ids.decode_number(key[:LIKE_TIME_WIDTH]))
-    liker = ids.decode_number(key[LIKE_TIME_WIDTH:])
-    return Q(**{f"created_at__{operator}": moment}) | Q(
-        created_at=moment, **{f"user_id__{operator}": liker}
-    )
-
-
-def likers_page(
-    post: Post, *, viewer_id: int | None, cursor: Cursor, limit: int = 20
-) -> Page[tuple[str, User]]:
-    """Who likes ``post``, newest like first, as (the like's key, the person): the likes
-    by the post's id, then their people (two queries), less those blocked either way
-    with the viewer (one more; so a page may hold fewer than ``limit``)."""
-    likes = Like.objects.filter(post_id=post.pk)
-    if cursor.after is not None:
-        likes = likes.filter(_like_bound(cursor.after, "gt"))
-    if cursor.before is not None:
-        likes = likes.filter(_like_bound(cursor.before, "lt"))
-    order = ("created_at", "user_id") if cursor.newer_pages else ("-created_at", "-user_id")
-    rows = list(likes.order_by(*order).only("user_id", "created_at")[: limit + 1])
-    page = make_page(rows, cursor=cursor, limit=limit, key=like_key)
-    return _with_people(page, [(like_key(like), like.user_id) for like in page.items], viewer_id)
-
-
-def reposters_page(
-    post: Post, *, viewer_id: int | None, cursor: Cursor, limit: int = 20
-) -> Page[tuple[str, User]]:
-    """Who reposted ``post`` (live reposts), newest first, as (the repost's timeline key,
-    the person): the reposts by ``post_reposts_idx``, then their people (two queries),
-    less those blocked either way with the viewer (one more)."""
-    reposts = Post.objects.visible().filter(repost_of_id=post.pk)
-    page = keyset_page(
-        reposts.only("id", "timeline_key", "author_id"),
-        field="timeline_key",
-        cursor=cursor,
-        limit=limit,
-    )
-    return _with_people(
-        page, [(repost.timeline_key, repost.author_id) for repost in page.items], viewer_id
-    )
-
-
-def _with_people(
-    page: Page, keyed: list[tuple[str, int]], viewer_id: int | None
-) -> Page[tuple[str, User]]:
-    """``page`` with its items as (key, person), less people gone or blocked either way
-    with the viewer; its cursors are kept, so the next page starts after what was left out."""
-    people = {user.pk: user for user in User.objects.filter(pk__in={pk for _, pk in keyed})}
-    blocked = blocked_among(viewer_id, set(people)) if viewer_id is not None else set()
-    page.items = [(key, people[pk]) for key, pk in keyed if pk in people and pk not in blocked]
-    return page

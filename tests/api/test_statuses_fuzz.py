@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from api import schemas, statuses
+from api import schemas, status_actions
 from posts import ids
 from posts.services import create_post, like, repost
 from tests.factories import UserFactory
@@ -27,9 +27,9 @@ NASTY = st.one_of(
     st.integers(-(2**70), 2**90).map(str),
 )
 SHAPES = {
-    "context": TypeAdapter(statuses.Context),
-    "history": TypeAdapter(list[statuses.StatusEdit]),
-    "source": TypeAdapter(statuses.StatusSource),
+    "context": TypeAdapter(status_actions.Context),
+    "history": TypeAdapter(list[status_actions.StatusEdit]),
+    "source": TypeAdapter(status_actions.StatusSource),
     "favourited_by": TypeAdapter(list[schemas.Account]),
     "reblogged_by": TypeAdapter(list[schemas.Account]),
 }
