@@ -312,3 +312,35 @@ def test_a_page_of_people_all_left_out_still_links_to_the_next(api, alice, carol
     assert answer.json() == [] and 'rel="next"' in answer.headers["Link"]
     following = answer.headers["Link"].split(";")[0].strip("<>").replace("http://testserver", "")
     assert [a["username"] for a in api.get(following, token=token).json()] == ["fan1"]
+
+
+def test_a_thread_costs_the_same_queries_however_long(api, alice, bob, token):
+    root = create_post(author=alice, text="root")
+    post = create_post(author=bob, text="post", in_reply_to=root)
+    create_post(author=alice, text="a reply", in_reply_to=post)
+    path = f"/api/v1/statuses/{sid(post)}/context"
+
+    def queries(status: Post) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert (
+                api.get(f"/api/v1/statuses/{sid(status)}/context", token=token).status_code == 200
+            )
+        return len(captured)
+
+    queries(post)  # the token's first use records its owner active
+    few = queries(post)
+    deeper = post
+    for n in range(4):
+        deeper = create_post(author=bob if n % 2 else alice, text=f"deeper {n}", in_reply_to=deeper)
+    for n in range(4):
+        create_post(author=UserFactory(), text=f"reply {n}", in_reply_to=deeper)
+    assert queries(deeper) == few
+    assert len(api.get(path, token=token).json()["descendants"]) == 2
+
+
+def test_unreblog_by_the_wrappers_id_undoes_the_repost(api, alice, token):
+    post = create_post(author=alice, text="share and take back")
+    wrapper = api.post(f"/api/v1/statuses/{sid(post)}/reblog", token=token).json()
+    undone = api.post(f"/api/v1/statuses/{wrapper['id']}/unreblog", token=token).json()
+    assert undone["id"] == sid(post) and undone["reblogged"] is False
+    assert api.get(f"/api/v1/statuses/{wrapper['id']}", token=token).status_code == 404
