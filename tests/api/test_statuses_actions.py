@@ -344,3 +344,15 @@ def test_unreblog_by_the_wrappers_id_undoes_the_repost(api, alice, token):
     undone = api.post(f"/api/v1/statuses/{wrapper['id']}/unreblog", token=token).json()
     assert undone["id"] == sid(post) and undone["reblogged"] is False
     assert api.get(f"/api/v1/statuses/{wrapper['id']}", token=token).status_code == 404
+
+
+def test_reposting_keeps_the_repost_buttons_rule_for_unconfirmed_addresses(
+    api, alice, make_token, settings
+):
+    settings.REQUIRE_EMAIL_VERIFICATION = True
+    post = create_post(author=alice, text="share me")
+    unconfirmed = make_token(UserFactory(email_verified_at=None))
+    refused = api.post(f"/api/v1/statuses/{sid(post)}/reblog", token=unconfirmed)
+    assert refused.status_code == 403 and "e-mail" in refused.json()["error"]
+    # A like needs no confirmed address on the site either.
+    assert api.post(f"/api/v1/statuses/{sid(post)}/favourite", token=unconfirmed).status_code == 200
