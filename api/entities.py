@@ -23,7 +23,8 @@ from django.http import HttpRequest
 
 from accounts import unique_names
 from accounts.models import User
-from posts import ids, links, tags
+from posts import ids, links, quotes, tags
+from posts.edits import Version
 from posts.media import media_by_post
 from posts.models import Post, PostMedia, Visibility
 from posts.post_html import Urls, urls
@@ -132,6 +133,7 @@ class Hydration:
     reposted: set[str] = field(default_factory=set)
     media: dict[str, list[PostMedia]] = field(default_factory=dict)
     mentioned: dict[str, int] = field(default_factory=dict)
+    quoted: dict[str, Post | None] = field(default_factory=dict)
 
 
 def _whole(user: object) -> bool:
@@ -150,8 +152,13 @@ def people_of(ids_wanted: set[int], known: Iterable[object]) -> dict[int, User]:
 
 
 def hydrate(request: HttpRequest, entries: list[tuple[str, Post]]) -> Hydration:
+    """The page's marks, images, people and mentions, and what its quotes show: the
+    quoted posts as the viewer may see them (``posts.quotes.quoted_posts``, one query
+    when the page holds a quote), hydrated with the page's own posts."""
     viewer: User | AnonymousUser = request.user
-    posts = [post for _, post in entries]
+    listed = [post for _, post in entries]
+    quoted = quotes.quoted_posts(listed, viewer_id=viewer.pk if viewer.is_authenticated else None)
+    posts = [*listed, *(post for post in quoted.values() if post is not None)]
     post_ids = [post.pk for post in posts]
     names = {name for post in posts for name in post.mentions.split()}
     authors = {post.author_id for post in posts}
@@ -167,6 +174,7 @@ def hydrate(request: HttpRequest, entries: list[tuple[str, Post]]) -> Hydration:
         reposted=reposted_post_ids(viewer, post_ids),
         media=media_by_post(posts),
         mentioned=unique_names.user_ids_named(names) if names else {},
+        quoted=quoted,
     )
 
 
@@ -192,8 +200,30 @@ def _attachment(post: Post, media: PostMedia, link: Links) -> dict[str, Any]:
     }
 
 
-def status(post: Post, page: Hydration) -> dict[str, Any]:
-    """A post (never a repost: see ``reblog``) as a Status."""
+def _quote(post: Post, page: Hydration) -> dict[str, Any] | None:
+    """Mastodon's Quote of what ``post`` quotes: the quoted post as a Status when the
+    viewer may see it, else "deleted" and no content, as the site's "post unavailable"
+    says nothing of why. The quoted status's own quote is left out (null)."""
+    if not post.quote_of_id:
+        return None
+    quoted = page.quoted.get(post.quote_of_id)
+    if quoted is None:
+        return {"state": "deleted", "quoted_status": None}
+    return {"state": "accepted", "quoted_status": status(quoted, page, quoting=False)}
+
+
+def _quote_approval(post: Post) -> dict[str, Any]:
+    """Who may quote the post: anyone, without asking, when it may be shared at all."""
+    shared = post.may_be_shared
+    return {
+        "automatic": ["public"] if shared else [],
+        "manual": [],
+        "current_user": "automatic" if shared else "denied",
+    }
+
+
+def status(post: Post, page: Hydration, *, quoting: bool = True) -> dict[str, Any]:
+    """A post (never a repost: see ``reblog``) as a Status; ``quoting``: with its quote."""
     link = page.link
     url = link.base + link.paths.detail(post.pk)
     mentioned = post.mentions.split()
@@ -212,14 +242,18 @@ def status(post: Post, page: Hydration) -> dict[str, Any]:
         "replies_count": post.reply_count,
         "reblogs_count": post.repost_count,
         "favourites_count": post.like_count,
+        # The site keeps no count of a post's quotes (nor an index to count them by).
+        "quotes_count": 0,
         "edited_at": timestamp(post.edited_at) if post.edited_at else None,
         "favourited": post.pk in page.liked,
         "reblogged": post.pk in page.reposted,
-        "muted": False,
+        "muted": False,  # the site mutes people and words, never a conversation
         "bookmarked": False,
         "content": link.html(post.text, mentioned),
         "filtered": [],
         "reblog": None,
+        "quote": _quote(post, page) if quoting else None,
+        "quote_approval": _quote_approval(post),
         "application": None,
         "account": account(page.people[post.author_id], link),
         "media_attachments": [_attachment(post, m, link) for m in page.media.get(post.pk, [])],
@@ -240,6 +274,22 @@ def status(post: Post, page: Hydration) -> dict[str, Any]:
     }
 
 
+def status_edit(post: Post, version: Version, page: Hydration) -> dict[str, Any]:
+    """One version of a post as Mastodon's StatusEdit: its words and warning then, with
+    the post's images (an edit never changes them) and its mentions now."""
+    link = page.link
+    return {
+        "content": link.html(version.text, post.mentions.split()),
+        "spoiler_text": version.spoiler_text,
+        "sensitive": bool(version.spoiler_text),
+        "created_at": timestamp(version.written_at),
+        "account": account(page.people[post.author_id], link),
+        "poll": None,
+        "media_attachments": [_attachment(post, m, link) for m in page.media.get(post.pk, [])],
+        "emojis": [],
+    }
+
+
 def reblog(key: str, original: Post, reposter: User, page: Hydration) -> dict[str, Any]:
     """A repost: a status of its own (its id, its time, the reposter) wrapping the original."""
     shown = status(original, page)
@@ -256,6 +306,7 @@ def reblog(key: str, original: Post, reposter: User, page: Hydration) -> dict[st
         "media_attachments": [],
         "mentions": [],
         "tags": [],
+        "quote": None,
         "reblog": shown,
     }
 

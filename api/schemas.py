@@ -66,6 +66,19 @@ class MediaAttachment(Schema):
     blurhash: str | None
 
 
+class QuoteApproval(Schema):
+    automatic: list[str]
+    manual: list[str]
+    current_user: str
+
+
+class Quote(Schema):
+    """What a status quotes: ``quoted_status`` is null unless ``state`` is "accepted"."""
+
+    state: str
+    quoted_status: "Status | None"
+
+
 class Status(Schema):
     id: str
     created_at: str
@@ -80,6 +93,7 @@ class Status(Schema):
     replies_count: int
     reblogs_count: int
     favourites_count: int
+    quotes_count: int
     edited_at: str | None
     favourited: bool
     reblogged: bool
@@ -88,6 +102,8 @@ class Status(Schema):
     content: str
     filtered: list[Any]
     reblog: "Status | None"
+    quote: Quote | None
+    quote_approval: QuoteApproval
     application: dict[str, Any] | None
     account: Account
     media_attachments: list[MediaAttachment]
@@ -96,6 +112,9 @@ class Status(Schema):
     emojis: list[Any]
     card: dict[str, Any] | None
     poll: dict[str, Any] | None
+
+
+Quote.model_rebuild()
 
 
 class DeletedStatus(Status):

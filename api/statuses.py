@@ -1,4 +1,5 @@
-"""``/api/v1/statuses``: post, read and delete a status.
+"""``/api/v1/statuses``: post, read and delete a status (acting on one and reading its
+thread, history and people are ``api.status_actions``, mounted on this router).
 
 Posting goes through the site's compose form (``posts.forms.PostForm``: the same
 length rule, links counted as 23) and ``posts.services.create_post``; a reply's
@@ -13,18 +14,18 @@ from django.http import HttpRequest, QueryDict
 from ninja import Router, Schema
 
 from accounts.addresses import may_post
-from api import compose, entities, schemas
+from api import compose, entities, schemas, status_actions
 from api.auth import Token
 from api.errors import RateLimited, Unprocessable
+from api.status_lookup import NOT_FOUND, UNVERIFIED, one, post_id_of, viewer_id
 from feed_project.ratelimits import retry_after
-from feed_project.refusals import Forbidden, NotFound
-from posts import ids, selectors, services
+from feed_project.refusals import Forbidden
+from posts import selectors, services
 from posts.forms import PostForm
 from posts.models import Post
 
 router = Router(tags=["statuses"])
-NOT_FOUND = "Record not found"
-UNVERIFIED = "Confirm your e-mail address first: the link is in the mail we sent."
+router.add_router("", status_actions.router)
 
 
 class NewStatus(Schema):
@@ -39,31 +40,6 @@ class NewStatus(Schema):
     media_ids: list[str | int] | None = None  # uploads (api.media), in order
     language: str | None = None  # accepted and ignored: posts have no language
     quoted_status_id: str | int | None = None  # Mastodon 4.5's quote
-
-
-def post_id_of(status_id: str, missing: str = NOT_FOUND) -> str:
-    """The post id a status id names; NotFound for anything that is no status id."""
-    try:
-        return ids.timeline_key_to_post_id(ids.key_of_decimal(status_id))
-    except ids.InvalidKey:
-        raise NotFound(missing) from None
-
-
-def one(request: HttpRequest, post: Post) -> dict[str, Any]:
-    """A post as a status: a repost wraps its original."""
-    shown = post
-    if post.repost_of_id:
-        shown = selectors.original_to_act_on(
-            viewer_id=_viewer_id(request), post_id=post.repost_of_id
-        )
-    found = entities.statuses(request, [(post.timeline_key, shown)])
-    if not found:
-        raise NotFound(NOT_FOUND)
-    return found[0]
-
-
-def _viewer_id(request: HttpRequest) -> int | None:
-    return request.user.pk if request.user.is_authenticated else None
 
 
 def _checked(body: NewStatus) -> dict[str, Any]:
@@ -138,7 +114,7 @@ def edit(request: HttpRequest, status_id: str, body: compose.StatusEdit) -> dict
 )
 def read(request: HttpRequest, status_id: str) -> dict[str, Any]:
     post = selectors.visible_post(
-        viewer_id=_viewer_id(request), post_id=post_id_of(status_id), missing=NOT_FOUND
+        viewer_id=viewer_id(request), post_id=post_id_of(status_id), missing=NOT_FOUND
     )
     return one(request, post)
 
