@@ -16,6 +16,7 @@ an id, whichever router holds them.
 """
 
 import json
+import re
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -25,6 +26,7 @@ from ninja import Query, Router
 
 from accounts import avatar_upload
 from accounts import services as account_services
+from accounts.converters import UsernameConverter
 from accounts.forms import ProfileForm
 from accounts.models import User
 from api import entities, schemas
@@ -167,6 +169,9 @@ def following(
     return _relation_list(request, response, account_id, query, following_page)
 
 
+_USERNAME = re.compile(UsernameConverter.regex)
+
+
 @router.get(
     "/v1/accounts/lookup",
     auth=Token("read:accounts", optional=True),
@@ -177,7 +182,7 @@ def lookup(request: HttpRequest, acct: str) -> dict[str, Any]:
     name, _, host = acct.strip().removeprefix("@").partition("@")
     if host and host.lower() != request.get_host().lower():
         raise NotFound(NO_SUCH_ACCOUNT)  # every account here is local
-    if not name or len(name) > User._meta.get_field("username").max_length:
+    if len(name) > User._meta.get_field("username").max_length or not _USERNAME.fullmatch(name):
         raise NotFound(NO_SUCH_ACCOUNT)
     return entities.account(
         profile_person(username=name, viewer=request.user), entities.Links(request)

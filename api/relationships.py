@@ -133,10 +133,13 @@ def relationships_of(request: HttpRequest) -> list[dict[str, Any]]:
     auth=Token("write:follows"),
     response=Relationship,
 )
-def follow(request: HttpRequest, account_id: str, body: FollowOptions) -> dict[str, Any]:
+def follow(
+    request: HttpRequest, account_id: str, body: FollowOptions | None = None
+) -> dict[str, Any]:
     _limited(request)
     followee = person(request, account_id)
     services.follow(follower=request.user, followee=followee)
+    body = body or FollowOptions()
     if body.reblogs is not None or body.notify is not None:
         now = _with(request, followee)
         hide = not body.reblogs if body.reblogs is not None else not now["showing_reblogs"]
@@ -185,7 +188,7 @@ def unblock(request: HttpRequest, account_id: str) -> dict[str, Any]:
 @router.post(
     "/v1/accounts/{account_id:account_id}/mute", auth=Token("write:mutes"), response=Relationship
 )
-def mute(request: HttpRequest, account_id: str, body: MuteOptions) -> dict[str, Any]:
+def mute(request: HttpRequest, account_id: str, body: MuteOptions | None = None) -> dict[str, Any]:
     _limited(request)
     target = person(request, account_id)
     services.mute(user=request.user, target=target)
