@@ -37,7 +37,9 @@ def suggestions(request: HttpRequest, limit: int = SUGGESTION_LIMIT) -> list[dic
     (the ranking does not say which is which, so each is "friends_of_friends")."""
     rows = suggestions_for(request.user.pk, limit=max(1, min(limit, SUGGESTION_MAX, KEPT)))
     # The rows copy only a name and a picture; an Account needs the person's counts.
-    people = User.objects.in_bulk([row.suggested_id for row in rows])
+    wanted = [row.suggested_id for row in rows]
+    # Someone whose account is being deleted since the ranking is gone, as their profile is.
+    people = User.objects.filter(deletion_due_at__isnull=True).in_bulk(wanted)
     link = entities.Links(request)
     return [
         {
