@@ -251,3 +251,23 @@ def test_suggestions_are_the_sites_who_to_follow(api, alice, bob, carol, token, 
     assert not Suggestion.objects.filter(user_id=alice.pk, suggested_id=dave.pk).exists()
     assert api.delete("/api/v1/suggestions/nobody", token=token).status_code == 200
     assert api.get("/api/v2/suggestions").status_code == 401
+
+
+def test_filtered_statuses_keep_the_levels_rule(api, alice, bob, carol, make_token, media_root):
+    """Bob follows Alice; Carol does not: her followers-only and direct posts stay hers."""
+    picture = [prepare(images.upload("a.png", png(), "image/png"))]
+    public = create_post(author=alice, text="for all", media=picture)
+    quiet = create_post(author=alice, text="followers", visibility="followers", media=picture)
+    create_post(author=alice, text="@bob only", visibility="direct", media=picture)
+    path = f"/api/v1/accounts/{alice.pk}/statuses"
+
+    def shown(token=None):
+        found = api.get(path, token=token, only_media="true", exclude_replies="true").json()
+        return [status["id"] for status in found]
+
+    def key(post):
+        return ids.decimal_of_key(post.timeline_key)
+
+    assert shown() == [key(public)]
+    assert shown(make_token(carol)) == [key(public)]
+    assert key(quiet) in shown(make_token(bob))
