@@ -2,9 +2,9 @@
 on a colour of its own), or the picture they uploaded.
 
 The default depends on the username alone, so its URL never changes and the
-browser keeps it; a page shows it with no query. The same picture as a PNG
-(``generated_png``) is for clients that draw no SVG (Mastodon's apps take an
-``avatar_static`` raster).
+browser keeps it; a page shows it with no query. Each picture has a PNG twin
+(``static_avatar_url``) for clients that draw no SVG or WebP (Mastodon's apps
+take ``avatar_static`` as PNG, JPEG or GIF).
 """
 
 import colorsys
@@ -71,9 +71,10 @@ def uploaded_prefix() -> str:
 
 
 def static_avatar_url(user: User) -> str:
-    """A raster picture of ``user``: the uploaded one (WebP), else the generated one as PNG."""
+    """A PNG of ``user``'s picture: the uploaded one's twin (``avatar_upload.serve_png``),
+    else the generated one's (``generated_png``)."""
     if user.avatar:
-        return uploaded_prefix() + user.avatar
+        return uploaded_prefix() + user.avatar.removesuffix(".webp") + ".png"
     return reverse("accounts:avatar_png", args=[user.username])
 
 

@@ -61,10 +61,10 @@ class Links:
         self._png_avatar = reverse("accounts:avatar_png", args=[_NAME]).split(_NAME)
 
     def static_avatar(self, user: User) -> str:
-        """A raster picture (``accounts.avatars.static_avatar_url``), built with no reverse
-        per person: the uploaded one, else the generated one as a PNG."""
+        """The picture as a PNG (``accounts.avatars.static_avatar_url``), built with no
+        reverse per person: the uploaded one's twin, else the generated one's."""
         if user.avatar:
-            return self.base + self.paths.avatar(user)
+            return self.base + self.paths.avatar(user).removesuffix(".webp") + ".png"
         return self.base + self._png_avatar[0] + user.username + self._png_avatar[1]
 
     def profile(self, username: str) -> str:

@@ -7,6 +7,7 @@ import io
 import pytest
 from PIL import Image
 
+from accounts.avatars import static_avatar_url
 from accounts.models import User
 from accounts.services import update_profile
 from posts import ids
@@ -107,7 +108,9 @@ def png(size=(40, 30)) -> bytes:
     return images.image_bytes("PNG", size)
 
 
-def test_update_credentials_edits_the_profile_as_the_settings_form(client, alice, token):
+def test_update_credentials_edits_the_profile_as_the_settings_form(
+    client, alice, token, media_root
+):
     headers = {"Authorization": f"Bearer {token}"}
     from django.test.client import encode_multipart
 
@@ -133,6 +136,12 @@ def test_update_credentials_edits_the_profile_as_the_settings_form(client, alice
     alice.refresh_from_db()
     assert alice.bio == "Hello there" and alice.locked and alice.avatar.endswith(".webp")
     assert shown["avatar"].endswith(alice.avatar)
+    assert path_of(shown["avatar_static"]) == static_avatar_url(alice)
+    twin = client.get(path_of(shown["avatar_static"]))
+    assert twin.status_code == 200 and twin["Content-Type"] == "image/png"
+    assert Image.open(io.BytesIO(twin.content)).size == (256, 256)
+    assert "immutable" in twin["Cache-Control"]
+    assert client.get(path_of(shown["avatar_static"]).replace(".png", "x.png")).status_code == 404
     # A field not sent keeps its value; JSON works too.
     again = client.patch(
         "/api/v1/accounts/update_credentials",
@@ -196,7 +205,7 @@ def test_generated_avatars_have_a_png_static_twin(api, client, alice, token):
     shown = api.get(f"/api/v1/accounts/{alice.pk}").json()
     assert shown["avatar"].endswith(".svg")
     static = shown["avatar_static"]
-    assert static.endswith("/alice.png")
+    assert static.endswith("/alice.png") and path_of(static) == static_avatar_url(alice)
     picture = client.get(path_of(static))
     assert picture.status_code == 200 and picture["Content-Type"] == "image/png"
     assert "immutable" in picture["Cache-Control"]
