@@ -5,7 +5,8 @@ storage as post images (``storages["default"]``) under a random name.
 A new picture gets a new name, so its URL never changes meaning and browsers
 may keep it for good; the old file is deleted once the new name is saved.
 Pictures are public, like the profile they belong to: ``serve`` answers
-anyone, with no query (the name is the key).
+anyone, with no query (the name is the key). ``serve_png`` answers the same
+picture as a PNG, for clients that take no WebP (Mastodon's ``avatar_static``).
 """
 
 import io
@@ -18,7 +19,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_safe
-from PIL import ImageOps
+from PIL import Image, ImageOps
 
 from accounts.models import User
 from feed_project import images
@@ -58,12 +59,16 @@ def replace(*, user: User, picture: bytes | None) -> str:
     return name
 
 
+def _stored_name(user_id: str, token: str) -> str:
+    if not user_id.isdigit() or not _TOKEN.fullmatch(token):  # names this module made only
+        raise Http404("No such picture.")
+    return f"{PREFIX}/{user_id}/{token}.webp"
+
+
 @require_safe
 def serve(request: HttpRequest, user_id: str, token: str) -> HttpResponse:
     """``/accounts/avatars/<user id>/<token>.webp``: an uploaded picture."""
-    if not user_id.isdigit() or not _TOKEN.fullmatch(token):  # names this module made only
-        raise Http404("No such picture.")
-    name = f"{PREFIX}/{user_id}/{token}.webp"
+    name = _stored_name(user_id, token)
     storage = storages["default"]
     if isinstance(storage, FileSystemStorage):
         try:
@@ -72,5 +77,23 @@ def serve(request: HttpRequest, user_id: str, token: str) -> HttpResponse:
             raise Http404("No such picture.") from exc
     else:
         response = HttpResponseRedirect(storage.url(name))
+    patch_cache_control(response, public=True, max_age=365 * 24 * 3600, immutable=True)
+    return response
+
+
+@require_safe
+def serve_png(request: HttpRequest, user_id: str, token: str) -> HttpResponse:
+    """``/accounts/avatars/<user id>/<token>.png``: an uploaded picture as a PNG, drawn from
+    the stored one (small, and kept by browsers for good)."""
+    name = _stored_name(user_id, token)
+    try:
+        with storages["default"].open(name) as stored:
+            picture = Image.open(stored)
+            picture.load()
+    except (FileNotFoundError, ValueError, OSError) as exc:
+        raise Http404("No such picture.") from exc
+    out = io.BytesIO()
+    picture.save(out, "PNG")
+    response = HttpResponse(out.getvalue(), content_type="image/png")
     patch_cache_control(response, public=True, max_age=365 * 24 * 3600, immutable=True)
     return response

@@ -7,7 +7,9 @@ app_name = "accounts"
 
 urlpatterns = [
     path("avatar/<username:username>.svg", avatars.generated_view, name="avatar"),
+    path("avatar/<username:username>.png", avatars.generated_png_view, name="avatar_png"),
     path("avatars/<str:user_id>/<str:token>.webp", avatar_upload.serve, name="avatar_file"),
+    path("avatars/<str:user_id>/<str:token>.png", avatar_upload.serve_png, name="avatar_file_png"),
     path("signup/", views.signup, name="signup"),
     path("signup/pending/", views.signup_pending, name="signup_pending"),
     path("login/", views.SiteLoginView.as_view(), name="login"),

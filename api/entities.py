@@ -20,6 +20,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
+from django.urls import reverse
 
 from accounts import unique_names
 from accounts.models import User
@@ -29,6 +30,7 @@ from posts.media import media_by_post
 from posts.models import Post, PostMedia, Visibility
 from posts.post_html import Urls, urls
 from posts.selectors import liked_post_ids, reposted_post_ids
+from relations.selectors import pending_requests_count
 
 # The site's levels as Mastodon names them, and back.
 MASTODON_LEVELS = {
@@ -38,6 +40,7 @@ MASTODON_LEVELS = {
     Visibility.DIRECT: "direct",
 }
 SITE_LEVELS = {mastodon: site for site, mastodon in MASTODON_LEVELS.items()}
+_NAME = "Zq0NAME0qZ"  # a username no route holds, replaced by each person's
 
 
 def timestamp(moment: datetime) -> str:
@@ -56,6 +59,14 @@ class Links:
     def __init__(self, request: HttpRequest) -> None:
         self.base = f"{request.scheme}://{request.get_host()}"
         self.paths: Urls = urls()
+        self._png_avatar = reverse("accounts:avatar_png", args=[_NAME]).split(_NAME)
+
+    def static_avatar(self, user: User) -> str:
+        """The picture as a PNG (``accounts.avatars.static_avatar_url``), built with no
+        reverse per person: the uploaded one's twin, else the generated one's."""
+        if user.avatar:
+            return self.base + self.paths.avatar(user).removesuffix(".webp") + ".png"
+        return self.base + self._png_avatar[0] + user.username + self._png_avatar[1]
 
     def profile(self, username: str) -> str:
         return self.base + self.paths.profile(username)
@@ -96,7 +107,7 @@ def account(user: User, link: Links) -> dict[str, Any]:
         "url": profile,
         "uri": profile,
         "avatar": avatar,
-        "avatar_static": avatar,
+        "avatar_static": link.static_avatar(user),
         "header": "",
         "header_static": "",
         "followers_count": user.followers_count,
@@ -109,7 +120,9 @@ def account(user: User, link: Links) -> dict[str, Any]:
 
 
 def credential_account(user: User, link: Links) -> dict[str, Any]:
-    """The signed-in user's own account: ``source`` holds what they typed."""
+    """The signed-in user's own account: ``source`` holds what they typed (the site has
+    no default level of its own: new posts are public unless chosen otherwise), and how
+    many follow requests wait (one count of their own rows)."""
     return {
         **account(user, link),
         "source": {
@@ -118,7 +131,7 @@ def credential_account(user: User, link: Links) -> dict[str, Any]:
             "language": None,
             "note": user.bio,
             "fields": [],
-            "follow_requests_count": 0,
+            "follow_requests_count": pending_requests_count(user_id=user.pk),
         },
     }
 

@@ -37,8 +37,19 @@ class Account(Schema):
     fields: list[Field]
 
 
+class Source(Schema):
+    """What the signed-in user typed, and what their settings say."""
+
+    privacy: str
+    sensitive: bool
+    language: str | None
+    note: str
+    fields: list[Field]
+    follow_requests_count: int
+
+
 class CredentialAccount(Account):
-    source: dict[str, Any]
+    source: Source
 
 
 class Mention(Schema):

@@ -32,6 +32,7 @@ from feed_project.refusals import Invalid
 from posts.models import Post
 from posts.tags import HASHTAG, hashtags, tag_page, tagged_post_ids
 from posts.visibility import listed, visible_to, without_muted_words
+from relations.visibility import followed_or_self
 
 MAX_QUERY_LENGTH = 200
 PEOPLE_SHOWN = 5
@@ -122,13 +123,22 @@ def matching_posts(query: str) -> QuerySet[Post]:
     return posts.alias(document=search_document()).filter(document=tsquery)
 
 
-def search_people(*, query: str, viewer: User | AnonymousUser | None) -> list[User]:
-    """Active people whose username or display name contains ``query``, most followed first."""
+def search_people(
+    *,
+    query: str,
+    viewer: User | AnonymousUser | None,
+    limit: int = PEOPLE_SHOWN,
+    followed_only: bool = False,
+) -> list[User]:
+    """Active people whose username or display name contains ``query``, most followed first;
+    ``followed_only``: of them, those a signed-in viewer follows."""
     people = User.objects.filter(is_active=True).filter(
         Q(username__icontains=query) | Q(display_name__icontains=query)
     )
     people = visible_to(people, _viewer_id(viewer), "pk")
-    return list(people.order_by("-followers_count", "pk")[:PEOPLE_SHOWN])
+    if followed_only and viewer is not None and viewer.is_authenticated:
+        people = people.filter(followed_or_self(viewer.pk, "pk")).exclude(pk=viewer.pk)
+    return list(people.order_by("-followers_count", "pk")[:limit])
 
 
 def search_posts(

@@ -11,7 +11,7 @@ from feed_project.pagination import Cursor, Page, keyset_sql, make_page
 from feed_project.refusals import NotFound
 from posts import ids, page_queries, quotes
 from posts.media import media_by_post
-from posts.models import Like, Post
+from posts.models import Like, Post, PostMedia
 from posts.visibility import may_see, sql_readable
 from relations.visibility import blocked_among, sql_muted_words_of
 
@@ -66,22 +66,58 @@ _AUTHOR_POSTS_SQL = """
 SELECT {columns}
 FROM {post} p
 WHERE p.author_id = %(author)s AND p.id >= %(low)s AND p.id < %(high)s
-  AND p.deleted_at IS NULL AND p.hidden_at IS NULL AND {readable}{cursor}
+  AND p.deleted_at IS NULL AND p.hidden_at IS NULL AND {readable}{filters}{cursor}
 ORDER BY p.id {direction}
 LIMIT %(limit)s
 """
 
 
+# The filters a client may ask of an author's posts, each a condition on the post's own
+# row (and its images, on the author's shard), so the keyset stays the primary key.
+_AUTHOR_POST_FILTERS = {
+    # Replies to others: a reply to the author's own post (a thread) stays, as on Mastodon.
+    "exclude_replies": (
+        " AND (p.in_reply_to_id IS NULL"
+        " OR (p.in_reply_to_id >= %(low)s AND p.in_reply_to_id < %(high)s))"
+    ),
+    "exclude_reposts": " AND p.repost_of_id IS NULL",
+    "only_media": (
+        " AND EXISTS (SELECT 1 FROM {media} m WHERE m.author_id = p.author_id"
+        " AND m.post_id = p.id AND m.discarded_at IS NULL)"
+    ),
+}
+
+
 def author_posts_page(
-    *, author: User, cursor: Cursor, limit: int = 20, viewer_id: int | None = None
+    *,
+    author: User,
+    cursor: Cursor,
+    limit: int = 20,
+    viewer_id: int | None = None,
+    exclude_replies: bool = False,
+    exclude_reposts: bool = False,
+    only_media: bool = False,
 ) -> Page[Post]:
     """An author's posts, newest first: a range scan of the primary key.
 
     Reposts come with their original and its author; those whose original is
     gone or hidden, or (for a signed-in viewer) by someone blocked either way,
     are left out (so a page may hold fewer than ``limit``). Posts whose level
-    the viewer may not read are not on the page at all.
+    the viewer may not read are not on the page at all. ``exclude_replies``
+    leaves out replies to others, ``exclude_reposts`` reposts, ``only_media``
+    posts without images: conditions of the scan, so paging neither skips nor
+    repeats.
     """
+    asked = {
+        "exclude_replies": exclude_replies,
+        "exclude_reposts": exclude_reposts,
+        "only_media": only_media,
+    }
+    filters = "".join(
+        _AUTHOR_POST_FILTERS[name].replace("{media}", PostMedia._meta.db_table)
+        for name, wanted in asked.items()
+        if wanted
+    )
     low, high = ids.post_id_range(author.pk)
     params: dict[str, object] = {
         "author": author.pk,
@@ -95,6 +131,7 @@ def author_posts_page(
         columns=page_queries.columns(Post, "p"),
         post=Post._meta.db_table,
         readable=sql_readable("p", viewer_id),
+        filters=filters,
         cursor=bounds,
         direction=direction,
     )

@@ -2,14 +2,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import Q
+from django.db.models import Q, Value
 
 from accounts import unique_names
 from accounts.models import User
 from feed_project.pagination import Cursor, Page, make_page
 from feed_project.refusals import NotFound
 from relations import visibility
-from relations.models import Followee, Follower, FollowRequest
+from relations.models import Block, Followee, Follower, FollowRequest, Mute
 
 
 @dataclass
@@ -57,7 +57,7 @@ def is_relation_cursor(value: str) -> bool:
 
 
 def _relation_page(
-    table: type[Follower] | type[Followee] | type[FollowRequest],
+    table: type[Follower] | type[Followee] | type[FollowRequest] | type[Block] | type[Mute],
     other: str,
     *,
     user_id: int,
@@ -142,6 +142,73 @@ def follow_requests_page(*, user: User, cursor: Cursor, limit: int = 20) -> Page
     return _relation_page(
         FollowRequest, "requester", user_id=user.pk, viewer=user, cursor=cursor, limit=limit
     )
+
+
+def blocks_page(*, user: User, cursor: Cursor, limit: int = 20) -> Page[Relation]:
+    """People ``user`` blocks, newest block first (keyset on ``Block``)."""
+    return _relation_page(
+        Block, "blocked", user_id=user.pk, viewer=None, cursor=cursor, limit=limit
+    )
+
+
+def mutes_page(*, user: User, cursor: Cursor, limit: int = 20) -> Page[Relation]:
+    """People ``user`` mutes, newest mute first (keyset on ``Mute``)."""
+    return _relation_page(Mute, "muted", user_id=user.pk, viewer=None, cursor=cursor, limit=limit)
+
+
+def pending_requests_count(*, user_id: int) -> int:
+    """How many follow requests wait for ``user_id``: a count of one range of their rows."""
+    return FollowRequest.objects.filter(user_id=user_id).count()
+
+
+RELATIONSHIPS = (
+    "following",
+    "showing_reblogs",
+    "notifying",
+    "followed_by",
+    "blocking",
+    "blocked_by",
+    "muting",
+    "requested",
+    "requested_by",
+)
+
+
+def relationships(viewer_id: int, user_ids: list[int]) -> dict[int, dict[str, bool]]:
+    """Where the viewer stands with each of ``user_ids`` (``RELATIONSHIPS``, each True or
+    False): one statement whatever their number, each leg a range of the viewer's rows
+    or a probe of the others' by their key."""
+    if not user_ids:
+        return {}
+    follows = Followee.objects.filter(user_id=viewer_id, followee_id__in=user_ids)
+    legs = [
+        follows.values_list(Value("following"), "followee_id"),
+        follows.filter(hide_reposts=False).values_list(Value("showing_reblogs"), "followee_id"),
+        follows.filter(notify_posts=True).values_list(Value("notifying"), "followee_id"),
+        Follower.objects.filter(user_id=viewer_id, follower_id__in=user_ids).values_list(
+            Value("followed_by"), "follower_id"
+        ),
+        Block.objects.filter(user_id=viewer_id, blocked_id__in=user_ids).values_list(
+            Value("blocking"), "blocked_id"
+        ),
+        Block.objects.filter(user_id__in=user_ids, blocked_id=viewer_id).values_list(
+            Value("blocked_by"), "user_id"
+        ),
+        Mute.objects.filter(user_id=viewer_id, muted_id__in=user_ids).values_list(
+            Value("muting"), "muted_id"
+        ),
+        FollowRequest.objects.filter(user_id__in=user_ids, requester_id=viewer_id).values_list(
+            Value("requested"), "user_id"
+        ),
+        FollowRequest.objects.filter(user_id=viewer_id, requester_id__in=user_ids).values_list(
+            Value("requested_by"), "requester_id"
+        ),
+    ]
+    first, *rest = legs
+    found = set(first.union(*rest, all=True))
+    return {
+        user_id: {name: (name, user_id) in found for name in RELATIONSHIPS} for user_id in user_ids
+    }
 
 
 NO_SUCH_PERSON = "No such person."
