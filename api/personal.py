@@ -1,8 +1,225 @@
 """The signed-in user's own settings and collections that clients read at start-up:
 preferences, filters, favourites, bookmarks, followed tags, lists, custom emojis,
-announcements, endorsements, featured tags.
+announcements, endorsements, featured tags, domain blocks.
+
+None of them may be a 404: a client that gets one at start-up shows an error
+or stops. What the site has is answered from it: favourites are the user's
+likes (``posts.selectors.liked_posts_page``, the latest liked first, paged by
+the like), filters are their muted words in force
+(``relations.muted_words.words_of``, which hide posts everywhere: Mastodon's
+``hide`` in every context), preferences the compose box's defaults. What the
+site does not have yet (bookmarks, lists, followed and featured tags,
+endorsements, custom emojis, announcements, domain blocks) is an empty list.
+Filters are read here and made on the site's muted words page.
 """
 
-from ninja import Router
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Field, Query, Router, Schema
+
+from api import entities, schemas
+from api.auth import Token
+from api.paging import DEFAULT_LIMIT, MAX_LIMIT, link_header
+from feed_project.pagination import Cursor
+from feed_project.refusals import Invalid, NotFound
+from posts.forms import PostForm
+from posts.selectors import is_like_cursor, liked_posts_page
+from relations.models import MutedWord
+from relations.muted_words import whole_word, words_of
 
 router = Router(tags=["personal"])
+# Muted words hide a post wherever the reader would meet it.
+FILTER_CONTEXT = ["home", "notifications", "public", "thread", "account"]
+FILTERS_READ_ONLY = "Filters are the muted words of the site's settings: add them there."
+NO_SUCH_FILTER = "Record not found"
+HIGHEST_LIKE = "9" * 40  # above every like cursor (posts.selectors.is_like_cursor)
+
+
+class Preferences(Schema):
+    posting_default_visibility: str = Field(alias="posting:default:visibility")
+    posting_default_sensitive: bool = Field(alias="posting:default:sensitive")
+    posting_default_language: str | None = Field(alias="posting:default:language")
+    reading_expand_media: str = Field(alias="reading:expand:media")
+    reading_expand_spoilers: bool = Field(alias="reading:expand:spoilers")
+
+
+class FilterKeyword(Schema):
+    id: str
+    keyword: str
+    whole_word: bool
+
+
+class FilterV2(Schema):
+    id: str
+    title: str
+    context: list[str]
+    expires_at: str | None
+    filter_action: str
+    keywords: list[FilterKeyword]
+    statuses: list[Any]
+
+
+class FilterV1(Schema):
+    id: str
+    phrase: str
+    context: list[str]
+    expires_at: str | None
+    irreversible: bool
+    whole_word: bool
+
+
+class FavouritesQuery(Schema):
+    max_id: str | None = None
+    since_id: str | None = None
+    min_id: str | None = None
+    limit: int = DEFAULT_LIMIT
+
+    def cursor(self) -> Cursor:
+        """The cursor in like cursors; Invalid for anything that is none."""
+        for name in ("max_id", "since_id", "min_id"):
+            value = getattr(self, name)
+            if value not in (None, "") and not is_like_cursor(value):
+                raise Invalid(f"{name} is not a favourite id")
+        if self.min_id:
+            return Cursor(after=self.min_id)
+        if self.since_id:
+            return Cursor(before=self.max_id or HIGHEST_LIKE, after=self.since_id)
+        return Cursor(before=self.max_id or None)
+
+
+def _expiry(word: MutedWord) -> str | None:
+    return entities.timestamp(word.expires_at) if word.expires_at else None
+
+
+def filter_v2(word: MutedWord) -> dict[str, Any]:
+    """A muted word as a filter of one keyword that hides what carries it."""
+    return {
+        "id": str(word.pk),
+        "title": word.phrase,
+        "context": FILTER_CONTEXT,
+        "expires_at": _expiry(word),
+        "filter_action": "hide",
+        "keywords": [
+            {"id": str(word.pk), "keyword": word.phrase, "whole_word": whole_word(word.phrase)}
+        ],
+        "statuses": [],
+    }
+
+
+def filter_v1(word: MutedWord) -> dict[str, Any]:
+    return {
+        "id": str(word.pk),
+        "phrase": word.phrase,
+        "context": FILTER_CONTEXT,
+        "expires_at": _expiry(word),
+        "irreversible": True,  # hidden from every feed, not shown behind a warning
+        "whole_word": whole_word(word.phrase),
+    }
+
+
+def _word(request: HttpRequest, filter_id: str) -> MutedWord:
+    found = None
+    if filter_id.isascii() and filter_id.isdigit() and len(filter_id) <= 18:
+        found = words_of(request.user).filter(pk=int(filter_id)).first()
+    if found is None:
+        raise NotFound(NO_SUCH_FILTER)
+    return found
+
+
+@router.get("/v1/preferences", auth=Token("read:accounts"), response=Preferences, by_alias=True)
+def preferences(request: HttpRequest) -> dict[str, Any]:
+    default_level = PostForm.base_fields["visibility"].initial  # the compose box's default
+    return {
+        "posting:default:visibility": entities.MASTODON_LEVELS[default_level],
+        "posting:default:sensitive": False,
+        "posting:default:language": None,
+        "reading:expand:media": "default",
+        "reading:expand:spoilers": False,
+    }
+
+
+@router.get("/v2/filters", auth=Token("read:filters"), response=list[FilterV2])
+def filters_v2(request: HttpRequest) -> list[dict[str, Any]]:
+    return [filter_v2(word) for word in words_of(request.user)]
+
+
+@router.get("/v2/filters/{filter_id}", auth=Token("read:filters"), response=FilterV2)
+def filter_v2_one(request: HttpRequest, filter_id: str) -> dict[str, Any]:
+    return filter_v2(_word(request, filter_id))
+
+
+@router.post("/v2/filters", auth=Token("write:filters"), response=FilterV2)
+def create_filter_v2(request: HttpRequest) -> dict[str, Any]:
+    raise Invalid(FILTERS_READ_ONLY)
+
+
+@router.get("/v1/filters", auth=Token("read:filters"), response=list[FilterV1])
+def filters_v1(request: HttpRequest) -> list[dict[str, Any]]:
+    return [filter_v1(word) for word in words_of(request.user)]
+
+
+@router.get("/v1/filters/{filter_id}", auth=Token("read:filters"), response=FilterV1)
+def filter_v1_one(request: HttpRequest, filter_id: str) -> dict[str, Any]:
+    return filter_v1(_word(request, filter_id))
+
+
+@router.post("/v1/filters", auth=Token("write:filters"), response=FilterV1)
+def create_filter_v1(request: HttpRequest) -> dict[str, Any]:
+    raise Invalid(FILTERS_READ_ONLY)
+
+
+@router.get("/v1/favourites", auth=Token("read:favourites"), response=list[schemas.Status])
+def favourites(
+    request: HttpRequest, response: HttpResponse, query: Query[FavouritesQuery]
+) -> list[dict[str, Any]]:
+    size = max(1, min(query.limit, MAX_LIMIT))
+    page = liked_posts_page(user=request.user, cursor=query.cursor(), limit=size)
+    items = page.items
+    if items or page.older:
+        first = items[0][0] if items else page.older
+        last = page.older or items[-1][0]
+        link_header(request, response, first, last, more=page.older is not None)
+    return entities.statuses(request, [(post.timeline_key, post) for _, post in items])
+
+
+@router.get("/v1/bookmarks", auth=Token("read:bookmarks"), response=list[schemas.Status])
+def bookmarks(request: HttpRequest, query: Query[FavouritesQuery]) -> list[dict[str, Any]]:
+    """Nothing is bookmarked on the site yet; the paging is read, so bad ids are a 422."""
+    query.cursor()
+    return []
+
+
+@router.get("/v1/custom_emojis", auth=Token("", optional=True), response=list[dict[str, Any]])
+def custom_emojis(request: HttpRequest) -> list[Any]:
+    return []
+
+
+@router.get("/v1/announcements", auth=Token("read"), response=list[dict[str, Any]])
+def announcements(request: HttpRequest) -> list[Any]:
+    return []
+
+
+@router.get("/v1/lists", auth=Token("read:lists"), response=list[dict[str, Any]])
+def lists(request: HttpRequest) -> list[Any]:
+    return []
+
+
+@router.get("/v1/followed_tags", auth=Token("read:follows"), response=list[dict[str, Any]])
+def followed_tags(request: HttpRequest) -> list[Any]:
+    return []
+
+
+@router.get("/v1/endorsements", auth=Token("read:accounts"), response=list[schemas.Account])
+def endorsements(request: HttpRequest) -> list[Any]:
+    return []
+
+
+@router.get("/v1/featured_tags", auth=Token("read:accounts"), response=list[dict[str, Any]])
+def featured_tags(request: HttpRequest) -> list[Any]:
+    return []
+
+
+@router.get("/v1/domain_blocks", auth=Token("read:blocks"), response=list[str])
+def domain_blocks(request: HttpRequest) -> list[str]:
+    return []

@@ -122,13 +122,16 @@ def matching_posts(query: str) -> QuerySet[Post]:
     return posts.alias(document=search_document()).filter(document=tsquery)
 
 
-def search_people(*, query: str, viewer: User | AnonymousUser | None) -> list[User]:
-    """Active people whose username or display name contains ``query``, most followed first."""
+def search_people(
+    *, query: str, viewer: User | AnonymousUser | None, limit: int = PEOPLE_SHOWN
+) -> list[User]:
+    """The first ``limit`` active people whose username or display name contains
+    ``query``, most followed first."""
     people = User.objects.filter(is_active=True).filter(
         Q(username__icontains=query) | Q(display_name__icontains=query)
     )
     people = visible_to(people, _viewer_id(viewer), "pk")
-    return list(people.order_by("-followers_count", "pk")[:PEOPLE_SHOWN])
+    return list(people.order_by("-followers_count", "pk")[:limit])
 
 
 def search_posts(
