@@ -10,7 +10,12 @@ the like), filters are their muted words in force
 ``hide`` in every context), preferences the compose box's defaults. What the
 site does not have yet (bookmarks, lists, followed and featured tags,
 endorsements, custom emojis, announcements, domain blocks) is an empty list.
-Filters are read here and made on the site's muted words page.
+
+A filter made here is a muted word made as the settings page makes one (its
+form, ``mute_word``): one keyword, or the title without one; it hides, in every
+context, whatever action or context is asked; its expiry is rounded up to whole
+days, as the page keeps them; whether it matches whole words is the site's rule
+(all but CJK phrases), not the client's. Editing a filter is not done here.
 """
 
 from typing import Any
@@ -20,18 +25,22 @@ from ninja import Field, Query, Router, Schema
 
 from api import entities, schemas
 from api.auth import Token
+from api.errors import RateLimited, Unprocessable
 from api.paging import DEFAULT_LIMIT, MAX_LIMIT, link_header
 from feed_project.pagination import Cursor
+from feed_project.ratelimits import retry_after
 from feed_project.refusals import Invalid, NotFound
 from posts.forms import PostForm
 from posts.selectors import is_like_cursor, liked_posts_page
 from relations.models import MutedWord
-from relations.muted_words import whole_word, words_of
+from relations.muted_word_views import MutedWordForm
+from relations.muted_words import mute_word, unmute_word, whole_word, words_of
 
 router = Router(tags=["personal"])
 # Muted words hide a post wherever the reader would meet it.
 FILTER_CONTEXT = ["home", "notifications", "public", "thread", "account"]
-FILTERS_READ_ONLY = "Filters are the muted words of the site's settings: add them there."
+ONE_KEYWORD = "One keyword per filter: each filter is one muted word."
+SECONDS_A_DAY = 86400
 NO_SUCH_FILTER = "Record not found"
 HIGHEST_LIKE = "9" * 40  # above every like cursor (posts.selectors.is_like_cursor)
 
@@ -67,6 +76,30 @@ class FilterV1(Schema):
     expires_at: str | None
     irreversible: bool
     whole_word: bool
+
+
+class KeywordIn(Schema):
+    keyword: str | None = None
+    whole_word: bool | None = None
+
+
+class NewFilterV2(Schema):
+    """A filter as a client sends it: one keyword (or, without one, the title) becomes
+    one muted word; the context and action are the site's whatever is asked."""
+
+    title: str | None = None
+    context: list[str] | None = None
+    filter_action: str | None = None
+    expires_in: int | None = Field(default=None, ge=1)
+    keywords_attributes: list[KeywordIn] | None = None
+
+
+class NewFilterV1(Schema):
+    phrase: str | None = None
+    context: list[str] | None = None
+    irreversible: bool | None = None
+    whole_word: bool | None = None
+    expires_in: int | None = Field(default=None, ge=1)
 
 
 class FavouritesQuery(Schema):
@@ -118,6 +151,34 @@ def filter_v1(word: MutedWord) -> dict[str, Any]:
     }
 
 
+def _muted(request: HttpRequest, phrase: str, expires_in: int | None) -> MutedWord:
+    """Mute ``phrase`` as the settings page does (its form, then ``mute_word``); its
+    errors as a 422 with the field's."""
+    days = -(-expires_in // SECONDS_A_DAY) if expires_in else None
+    form = MutedWordForm({"word": phrase, "expires_in_days": days or ""})
+    if not form.is_valid():
+        details = {
+            "phrase" if field == "word" else "expires_in": [str(m) for m in messages]
+            for field, messages in form.errors.items()
+        }
+        summary = "; ".join(m for messages in details.values() for m in messages)
+        raise Unprocessable(f"Validation failed: {summary}", details)
+    return mute_word(
+        user=request.user,
+        phrase=form.cleaned_data["word"],
+        expires_in_days=form.cleaned_data["expires_in_days"],
+    )
+
+
+def _unmuted(request: HttpRequest, filter_id: str) -> None:
+    """Take a muted word back as the settings page's button does (limited as it is)."""
+    wait = retry_after(request, "follow")
+    if wait is not None:
+        raise RateLimited(wait)
+    if not unmute_word(user=request.user, word_id=_word(request, filter_id).pk):
+        raise NotFound(NO_SUCH_FILTER)
+
+
 def _word(request: HttpRequest, filter_id: str) -> MutedWord:
     found = None
     if filter_id.isascii() and filter_id.isdigit() and len(filter_id) <= 18:
@@ -150,8 +211,20 @@ def filter_v2_one(request: HttpRequest, filter_id: str) -> dict[str, Any]:
 
 
 @router.post("/v2/filters", auth=Token("write:filters"), response=FilterV2)
-def create_filter_v2(request: HttpRequest) -> dict[str, Any]:
-    raise Invalid(FILTERS_READ_ONLY)
+def create_filter_v2(request: HttpRequest, body: NewFilterV2) -> dict[str, Any]:
+    keywords = [k.keyword for k in body.keywords_attributes or [] if k.keyword]
+    if len(keywords) > 1:
+        raise Unprocessable(
+            f"Validation failed: {ONE_KEYWORD}", {"keywords_attributes": [ONE_KEYWORD]}
+        )
+    phrase = keywords[0] if keywords else body.title or ""
+    return filter_v2(_muted(request, phrase, body.expires_in))
+
+
+@router.delete("/v2/filters/{filter_id}", auth=Token("write:filters"), response=dict[str, Any])
+def delete_filter_v2(request: HttpRequest, filter_id: str) -> dict[str, Any]:
+    _unmuted(request, filter_id)
+    return {}
 
 
 @router.get("/v1/filters", auth=Token("read:filters"), response=list[FilterV1])
@@ -165,8 +238,14 @@ def filter_v1_one(request: HttpRequest, filter_id: str) -> dict[str, Any]:
 
 
 @router.post("/v1/filters", auth=Token("write:filters"), response=FilterV1)
-def create_filter_v1(request: HttpRequest) -> dict[str, Any]:
-    raise Invalid(FILTERS_READ_ONLY)
+def create_filter_v1(request: HttpRequest, body: NewFilterV1) -> dict[str, Any]:
+    return filter_v1(_muted(request, body.phrase or "", body.expires_in))
+
+
+@router.delete("/v1/filters/{filter_id}", auth=Token("write:filters"), response=dict[str, Any])
+def delete_filter_v1(request: HttpRequest, filter_id: str) -> dict[str, Any]:
+    _unmuted(request, filter_id)
+    return {}
 
 
 @router.get("/v1/favourites", auth=Token("read:favourites"), response=list[schemas.Status])

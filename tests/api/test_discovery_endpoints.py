@@ -208,8 +208,58 @@ def test_filters_are_the_muted_words(api, make_token, people):
     others = make_token(people[1])
     assert api.get(f"/api/v2/filters/{cjk.pk}", token=others).status_code == 404
     assert api.get("/api/v2/filters/nope", token=token).status_code == 404
-    refused = api.post("/api/v2/filters", {"title": "x"}, token=token)
-    assert refused.status_code == 422 and "muted words" in refused.json()["error"]
+
+
+def test_a_filter_made_or_deleted_is_a_muted_word_made_or_taken_back(api, make_token, people):
+    alice, bob, _ = people
+    token = make_token(alice)
+    made = api.post(
+        "/api/v2/filters",
+        {
+            "title": "No spoilers",
+            "context": ["home"],
+            "filter_action": "warn",
+            "expires_in": 3600,
+            "keywords_attributes": [{"keyword": "Spoilers", "whole_word": False}],
+        },
+        token=token,
+    )
+    assert made.status_code == 200, made.content
+    shown = made.json()
+    assert shown["title"] == "spoilers" and shown["filter_action"] == "hide"
+    assert shown["keywords"][0]["whole_word"] is True  # the site's rule for a latin phrase
+    create_post(author=bob, text="big spoilers here")
+    assert api.get("/api/v1/timelines/public", token=token).json() == []
+    by_title = api.post("/api/v2/filters", {"title": "dragons", "context": ["home"]}, token=token)
+    assert by_title.json()["title"] == "dragons"
+    v1 = api.post(
+        "/api/v1/filters", {"phrase": "剧透", "context[]": ["home"]}, token=token, json=False
+    )
+    assert v1.status_code == 200 and v1.json()["whole_word"] is False
+    assert len(api.get("/api/v2/filters", token=token).json()) == 3
+
+    assert api.delete(f"/api/v2/filters/{shown['id']}", token=token).json() == {}
+    assert len(api.get("/api/v1/timelines/public", token=token).json()) == 1
+    assert api.delete(f"/api/v2/filters/{shown['id']}", token=token).status_code == 404
+    assert (
+        api.delete(f"/api/v1/filters/{v1.json()['id']}", token=make_token(bob)).status_code == 404
+    )
+    assert api.delete(f"/api/v1/filters/{v1.json()['id']}", token=token).status_code == 200
+
+    for body in (
+        {"title": ""},
+        {"title": "x" * 101},
+        {"title": "a", "expires_in": -5},
+        {"title": "a", "keywords_attributes": [{"keyword": "a"}, {"keyword": "b"}]},
+        {"title": "a", "keywords_attributes": "nope"},
+    ):
+        refused = api.post("/api/v2/filters", body, token=token)
+        assert refused.status_code == 422 and refused.json()["error"], body
+    assert api.post("/api/v1/filters", {}, token=token).status_code == 422
+    assert (
+        api.post("/api/v2/filters", {"title": "a"}, token=make_token(alice, "read")).status_code
+        == 403
+    )
 
 
 def test_favourites_are_the_likes_latest_first_paged_across_pages(api, make_token, people):

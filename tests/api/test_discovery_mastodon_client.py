@@ -70,6 +70,12 @@ def test_a_mastodon_client_reads_what_it_asks_at_start_up(live_server):
     filters = client.filters_v2()
     assert filters[0].title == "spoilers" and filters[0].keywords[0].keyword == "spoilers"
     assert client.filters()[0].phrase == "spoilers"
+    made = client.create_filter_v2(
+        "No dragons", ["home"], "hide", keywords_attributes=[{"keyword": "dragons"}]
+    )
+    assert {f.title for f in client.filters_v2()} == {"spoilers", "dragons"}
+    client.delete_filter_v2(made)
+    assert [f.title for f in client.filters_v2()] == ["spoilers"]
     assert client.custom_emojis() == []
     assert client.announcements() == []
     assert client.bookmarks() == []
