@@ -4,7 +4,7 @@ announcements, endorsements, featured tags, domain blocks.
 
 None of them may be a 404: a client that gets one at start-up shows an error
 or stops. What the site has is answered from it: favourites are the user's
-likes (``posts.selectors.liked_posts_page``, the latest liked first, paged by
+likes (``posts.liked_posts.liked_posts_page``, the latest liked first, paged by
 the like), filters are their muted words in force
 (``relations.muted_words.words_of``, which hide posts everywhere: Mastodon's
 ``hide`` in every context), preferences the compose box's defaults. What the
@@ -31,7 +31,7 @@ from feed_project.pagination import Cursor
 from feed_project.ratelimits import retry_after
 from feed_project.refusals import Invalid, NotFound
 from posts.forms import PostForm
-from posts.selectors import is_like_cursor, liked_posts_page
+from posts.liked_posts import is_like_cursor, liked_posts_page
 from relations.models import MutedWord
 from relations.muted_word_views import MutedWordForm
 from relations.muted_words import mute_word, unmute_word, whole_word, words_of
@@ -42,7 +42,7 @@ FILTER_CONTEXT = ["home", "notifications", "public", "thread", "account"]
 ONE_KEYWORD = "One keyword per filter: each filter is one muted word."
 SECONDS_A_DAY = 86400
 NO_SUCH_FILTER = "Record not found"
-HIGHEST_LIKE = "9" * 40  # above every like cursor (posts.selectors.is_like_cursor)
+HIGHEST_LIKE = "9" * 40  # above every like cursor (posts.liked_posts.is_like_cursor)
 
 
 class Preferences(Schema):

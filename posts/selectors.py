@@ -1,11 +1,9 @@
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
-from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import User
@@ -14,7 +12,7 @@ from feed_project.refusals import NotFound
 from posts import ids, page_queries, quotes
 from posts.media import media_by_post
 from posts.models import Like, Post
-from posts.visibility import may_see, readable, sql_readable
+from posts.visibility import may_see, sql_readable
 from relations.visibility import blocked_among, sql_muted_words_of
 
 NO_SUCH_POST = "No such post."
@@ -326,70 +324,3 @@ def profile_entries(items: list[Post], *, owner: User) -> list[Entry]:
         Entry(post=post.repost_of, reposted_by=[owner]) if post.repost_of_id else Entry(post=post)
         for post in items
     ]
-
-
-# A like's place in its liker's list: the like's time in microseconds since the ids'
-# epoch, then the
-# post's timeline key as a number, as one decimal (keys fit in KEY_DIGITS digits).
-KEY_DIGITS = 25
-MAX_LIKE_CURSOR_DIGITS = 40
-
-
-def like_cursor(like: Like) -> str:
-    """The cursor of a like in its liker's list, newest liked highest."""
-    micros = (like.created_at - ids.EPOCH) // timedelta(microseconds=1)
-    key = int(ids.decimal_of_key(ids.post_id_to_timeline_key(like.post_id)))
-    return str(micros * 10**KEY_DIGITS + key)
-
-
-def is_like_cursor(text: object) -> bool:
-    return (
-        isinstance(text, str)
-        and text.isascii()
-        and text.isdigit()
-        and len(text) <= MAX_LIKE_CURSOR_DIGITS
-    )
-
-
-def _like_bound(cursor: str) -> tuple[Any, str]:
-    """(the like's time, its post id) of a cursor ``is_like_cursor`` accepted."""
-    micros, key = divmod(int(cursor), 10**KEY_DIGITS)
-    moment = ids.EPOCH + timedelta(microseconds=micros)
-    try:
-        post_id = ids.timeline_key_to_post_id(ids.key_of_decimal(str(key)))
-    except ids.InvalidKey:
-        post_id = "0" * ids.KEY_LENGTH
-    return moment, post_id
-
-
-def liked_posts_page(*, user: User, cursor: Cursor, limit: int = 20) -> Page[tuple[str, Post]]:
-    """The posts ``user`` liked, the latest liked first, as (like cursor, post): two queries.
-
-    A keyset of the liker's rows by (like time, post id); then the posts, less
-    those gone, hidden, blocked either way or no longer readable at their level
-    by the liker (so a page may hold fewer than ``limit``).
-    """
-    rows = Like.objects.filter(user_id=user.pk)
-    for end, before in ((cursor.before, True), (cursor.after, False)):
-        if end is None:
-            continue
-        moment, post_id = _like_bound(end)
-        if before:
-            rows = rows.filter(Q(created_at__lt=moment) | Q(created_at=moment, post_id__lt=post_id))
-        else:
-            rows = rows.filter(Q(created_at__gt=moment) | Q(created_at=moment, post_id__gt=post_id))
-    order = ("created_at", "post_id") if cursor.newer_pages else ("-created_at", "-post_id")
-    likes = list(rows.order_by(*order)[: limit + 1])
-    page = make_page(likes, cursor=cursor, limit=limit, key=like_cursor)
-    wanted = [like.post_id for like in page.items]
-    posts = (
-        readable(Post.objects.with_ids(wanted).visible(), user.pk)
-        .select_related("author")
-        .in_bulk()
-        if wanted
-        else {}
-    )
-    items = [
-        (like_cursor(like), posts[like.post_id]) for like in page.items if like.post_id in posts
-    ]
-    return Page(items=items, older=page.older, newer=page.newer)
