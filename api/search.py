@@ -14,15 +14,20 @@ keeps the people the viewer follows.
 """
 
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from django.http import HttpRequest
+from django.urls import Resolver404, resolve
 from ninja import Query, Router, Schema
 
-from api import entities, hashtags, schemas
+from api import entities, hashtags, schemas, statuses
 from api.auth import Token
 from api.paging import PageQuery
+from feed_project.refusals import NotFound
 from posts.search import checked_query, search_people, search_posts
+from posts.selectors import visible_post
 from posts.tags import tags_matching
+from relations.selectors import profile_person
 from relations.visibility import followed_among
 
 router = Router(tags=["search"])
@@ -53,9 +58,12 @@ def search(
     wanted = (type,) if type else KINDS
     viewer = request.user
     link = entities.Links(request)
+    if text.startswith(link.base + "/"):
+        return _resolved(request, text.removeprefix(link.base), wanted, found)
+    text = _local_name(text, request.get_host())
     first_page = query.cursor().first_page
     if "accounts" in wanted and first_page:
-        people = search_people(query=text.removeprefix("@"), viewer=viewer, limit=query.size)
+        people = search_people(query=text, viewer=viewer, limit=query.size)
         if following:
             followed = followed_among(viewer.pk, [p.pk for p in people]) if viewer.pk else set()
             people = [person for person in people if person.pk in followed]
@@ -66,4 +74,33 @@ def search(
         found["statuses"] = entities.statuses(request, [(p.timeline_key, p) for p in posts])
     if "hashtags" in wanted and first_page:
         found["hashtags"] = [hashtags.tag(name, link) for name in tags_matching(text)]
+    return found
+
+
+def _local_name(text: str, host: str) -> str:
+    """``@name`` or ``name@this-host``, as clients write an account, as ``name``."""
+    name, at, domain = text.removeprefix("@").partition("@")
+    return name if at and domain.lower() == host.lower() else text.removeprefix("@")
+
+
+def _resolved(
+    request: HttpRequest, path: str, wanted: tuple[str, ...], found: dict[str, Any]
+) -> dict[str, Any]:
+    """A link to one of the site's pages, as Mastodon resolves one: the post of a post's
+    page (if the viewer may see it, as that page asks) or the person of a profile."""
+    try:
+        match = resolve(urlsplit(path).path)
+    except Resolver404:
+        return found
+    viewer_id = request.user.pk if request.user.is_authenticated else None
+    try:
+        if match.view_name == "posts:detail" and "statuses" in wanted:
+            post = visible_post(viewer_id=viewer_id, post_id=match.kwargs["post_id"])
+            found["statuses"] = [statuses.one(request, post)]
+        elif match.view_name == "posts:profile" and "accounts" in wanted:
+            person = profile_person(username=match.kwargs["username"], viewer=request.user)
+            if not (viewer_id and (person.viewer_blocks or person.blocks_viewer)):
+                found["accounts"] = [entities.account(person, entities.Links(request))]
+    except NotFound:
+        pass  # a link to nothing the viewer may see finds nothing, as a search for it would
     return found

@@ -334,3 +334,28 @@ def test_the_instance_names_its_contact_and_urls(api, people):
     v1 = api.get("/api/v1/instance").json()
     assert v1["contact_account"]["username"] == "eve"
     assert v1["stats"]["user_count"] == 3
+
+
+def test_search_resolves_links_to_the_sites_posts_and_people(api, make_token, people):
+    alice, bob, _ = people
+    post = create_post(author=bob, text="a post to link")
+    private = create_post(author=bob, text="for followers", visibility=Visibility.FOLLOWERS)
+    token = make_token(alice)
+    link = f"http://testserver/posts/{post.pk}/"
+    found = api.get("/api/v2/search", token=token, q=link, resolve="true").json()
+    assert [s["id"] for s in found["statuses"]] == [status_id(post)]
+    hidden = api.get("/api/v2/search", token=token, q=f"http://testserver/posts/{private.pk}/")
+    assert hidden.json()["statuses"] == []
+    profile = api.get("/api/v2/search", token=token, q="http://testserver/@bob/").json()
+    assert [a["username"] for a in profile["accounts"]] == ["bob"]
+    for junk in (
+        "http://testserver/posts/nope/",
+        "http://testserver/nowhere",
+        "http://testserver/@nobody/",
+    ):
+        assert api.get("/api/v2/search", token=token, q=junk).json()["statuses"] == []
+    by_address = api.get("/api/v2/search", token=token, q="bob@testserver", type="accounts")
+    assert [a["username"] for a in by_address.json()["accounts"]] == ["bob"]
+    block(user=bob, target=alice)
+    blocked = api.get("/api/v2/search", token=token, q="http://testserver/@bob/").json()
+    assert blocked["accounts"] == []
