@@ -60,10 +60,10 @@ def search(
     link = entities.Links(request)
     if text.startswith(link.base + "/"):
         return _resolved(request, text.removeprefix(link.base), wanted, found)
-    text = _local_name(text, request.get_host())
     first_page = query.cursor().first_page
     if "accounts" in wanted and first_page:
-        people = search_people(query=text, viewer=viewer, limit=query.size)
+        name = _local_name(text, request.get_host())
+        people = search_people(query=name, viewer=viewer, limit=query.size)
         if following:
             followed = followed_among(viewer.pk, [p.pk for p in people]) if viewer.pk else set()
             people = [person for person in people if person.pk in followed]
@@ -73,7 +73,8 @@ def search(
         posts = query.keep(page.items, lambda post: post.timeline_key)
         found["statuses"] = entities.statuses(request, [(p.timeline_key, p) for p in posts])
     if "hashtags" in wanted and first_page:
-        found["hashtags"] = [hashtags.tag(name, link) for name in tags_matching(text)]
+        names = tags_matching(text, limit=query.size)
+        found["hashtags"] = [hashtags.tag(name, link) for name in names]
     return found
 
 

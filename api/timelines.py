@@ -31,6 +31,8 @@ from posts.public_timeline import public_page
 from timelines.home import home_feed
 
 router = Router(tags=["timelines"])
+NOT_A_TAG = "Record not found"
+TAGS_PER_MODE = 4  # Mastodon's most tags in each of any[], all[] and none[]
 
 
 def _answer(
@@ -65,9 +67,6 @@ def public(
     return _answer(request, response, entries, more=page.older is not None)
 
 
-NOT_A_TAG = "Record not found"
-
-
 class TagQuery(Schema):
     """A tag timeline's other tags (``any[]``, ``all[]``, ``none[]``) and Mastodon's filters."""
 
@@ -85,6 +84,11 @@ def _tag(name: str) -> str:
     if found is None:
         raise NotFound(NOT_A_TAG)
     return found
+
+
+def _tags(names: list[str]) -> list[str]:
+    """The tags of a list of names, those that are tags, the first TAGS_PER_MODE."""
+    return [tag for tag in map(tags.normalize_tag, names) if tag][:TAGS_PER_MODE]
 
 
 def _merged(pages: list[Page], cursor: Cursor, limit: int) -> tuple[list[Post], bool]:
@@ -110,9 +114,8 @@ def tag_timeline(
     query: Query[PageQuery],
     other: Query[TagQuery],
 ) -> list:
-    wanted = [_tag(hashtag), *(tag for tag in map(tags.normalize_tag, other.any) if tag)]
-    needed = {tag for tag in map(tags.normalize_tag, other.all) if tag}
-    unwanted = {tag for tag in map(tags.normalize_tag, other.none) if tag}
+    wanted = [_tag(hashtag), *_tags(other.any)]
+    needed, unwanted = set(_tags(other.all)), set(_tags(other.none))
     if other.remote:
         return []  # every post here is local
     viewer_id = request.user.pk if request.user.is_authenticated else None
