@@ -9,7 +9,8 @@ say which API revision this is. The limits are the site's own (post length,
 images per post, image size), so a client's compose box counts as the site's
 does. Public, as Mastodon's: no token is asked for or looked at. The contact
 account is the first administrator's. NodeInfo's usage is counted in one
-query of the users table (their post counts summed); every account is local,
+query of the users table (their post counts summed) and kept ten minutes in the
+cache with the administrator's id; every account is local,
 and the site federates with nobody, so ``protocols`` is empty. WebFinger finds
 an account as its profile page does (``relations.selectors.profile_person``).
 """
@@ -20,6 +21,7 @@ from xml.sax.saxutils import quoteattr
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.core.cache import cache
 from django.db.models import Count, Q, Sum
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import re_path
@@ -47,6 +49,8 @@ NODEINFO_SCHEMA = "http://nodeinfo.diaspora.software/ns/schema/2.0"
 NODEINFO_TYPE = f'application/json; profile="{NODEINFO_SCHEMA}#"'
 PROFILE_PAGE = "http://webfinger.net/rel/profile-page"
 NO_SUCH_ACCOUNT = "Record not found"
+USAGE_KEY = "api:instance:figures"
+USAGE_SECONDS = 600
 
 router = Router(tags=["instance"])
 
@@ -87,29 +91,38 @@ class InstanceV1(Schema):
     api_versions: dict[str, int]
 
 
-def contact(request: HttpRequest) -> dict[str, Any] | None:
-    """The first administrator's account, whom the site's people would write to."""
-    admin = (
-        User.objects.filter(is_superuser=True, is_active=True, deletion_due_at__isnull=True)
-        .order_by("pk")
-        .first()
-    )
-    return entities.account(admin, entities.Links(request)) if admin else None
+def _site_figures() -> dict[str, int | None]:
+    """People, those active in the last month and half-year, their posts, and the first
+    administrator's id: two queries of the users table, kept USAGE_SECONDS in the cache
+    (every client asks for the instance at start-up; the figures need not be live)."""
+
+    def count() -> dict[str, int | None]:
+        now = timezone.now()
+        people = User.objects.filter(is_active=True, deletion_due_at__isnull=True)
+        counts = people.aggregate(
+            total=Count("pk"),
+            month=Count("pk", filter=Q(last_active_at__gte=now - timedelta(days=30))),
+            halfyear=Count("pk", filter=Q(last_active_at__gte=now - timedelta(days=180))),
+            posts=Sum("posts_count"),
+        )
+        admin = people.filter(is_superuser=True).order_by("pk").values_list("pk", flat=True)
+        return {**{name: value or 0 for name, value in counts.items()}, "admin": admin.first()}
+
+    return cache.get_or_set(USAGE_KEY, count, USAGE_SECONDS)
 
 
 def usage() -> dict[str, int]:
-    """People, those active in the last month and half-year, and their posts: one query."""
-    now = timezone.now()
-    counts = User.objects.filter(is_active=True, deletion_due_at__isnull=True).aggregate(
-        total=Count("pk"),
-        month=Count("pk", filter=Q(last_active_at__gte=now - timedelta(days=30))),
-        halfyear=Count("pk", filter=Q(last_active_at__gte=now - timedelta(days=180))),
-        posts=Sum("posts_count"),
-    )
-    return {name: value or 0 for name, value in counts.items()}
+    return {name: value or 0 for name, value in _site_figures().items() if name != "admin"}
 
 
-def _configuration(request: HttpRequest) -> dict[str, Any]:
+def contact(request: HttpRequest) -> dict[str, Any] | None:
+    """The first administrator's account, whom the site's people would write to."""
+    admin_id = _site_figures()["admin"]
+    admin = User.objects.filter(pk=admin_id, is_active=True).first() if admin_id else None
+    return entities.account(admin, entities.Links(request)) if admin else None
+
+
+def _configuration() -> dict[str, Any]:
     return {
         # Mastodon 4.3's urls: no streaming until the site streams, no status page.
         "urls": {"status": None},
@@ -145,7 +158,7 @@ def _common(request: HttpRequest) -> dict[str, Any]:
         "languages": ["en"],
         "rules": [],
         "api_versions": {"mastodon": 2},
-        "configuration": _configuration(request),
+        "configuration": _configuration(),
     }
 
 
