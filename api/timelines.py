@@ -9,10 +9,10 @@ every post here is local, so ``local`` changes nothing.
 
 A tag's timeline is its page (``/tags/<tag>/``: ``posts.tags.tag_page``): its
 public posts the viewer may see, less their muted words. ``any[]`` merges the
-pages of more tags (each one range of the tag index, newest first), ``all[]``
-and ``none[]`` keep a page's posts carrying, or not carrying, other tags, so
-such a page may hold fewer than ``limit`` while its ``Link`` still goes on
-from where the scan stopped. ``only_media`` is accepted and changes nothing yet.
+pages of more tags (each one range of the tag index, newest first); ``all[]``
+and ``none[]`` keep a page's posts carrying, or not carrying, other tags, and
+``only_media`` those with images: such a page may hold fewer than ``limit``
+while its ``Link`` still goes on from where the scan stopped.
 """
 
 from typing import Any
@@ -26,6 +26,7 @@ from api.paging import PageQuery, link_header
 from feed_project.pagination import Cursor, Page
 from feed_project.refusals import NotFound
 from posts import ids, tags
+from posts.media import media_by_post
 from posts.models import Post
 from posts.public_timeline import public_page
 from timelines.home import home_feed
@@ -130,6 +131,9 @@ def tag_timeline(
         first, last = (ids.decimal_of_key(post.timeline_key) for post in (posts[0], posts[-1]))
         link_header(request, response, first, last, more=more)
     kept = [post for post in posts if _carries(post, needed, unwanted)]
+    if other.only_media:
+        with_media = media_by_post(kept)
+        kept = [post for post in kept if with_media.get(post.pk)]
     return entities.statuses(request, [(post.timeline_key, post) for post in kept])
 
 

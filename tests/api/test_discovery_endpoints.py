@@ -3,13 +3,14 @@ through the API: what each answers, who may see what, and bad input as JSON erro
 
 import pytest
 
-from posts import ids
+from posts import ids, media
 from posts.models import Visibility
 from posts.services import create_post, like
 from posts.tags import compute_trending
 from relations.muted_words import mute_word
 from relations.services import block, follow, unfollow
 from tests.factories import UserFactory
+from tests.images import image_bytes, upload
 
 pytestmark = pytest.mark.django_db
 
@@ -149,6 +150,20 @@ def test_the_tag_timeline_takes_any_all_and_none(api, people):
     ]
     assert [s["id"] for s in api.get(path, **{"all[]": "tulips"}).json()] == [status_id(both)]
     assert [s["id"] for s in api.get(path, **{"none[]": "tulips"}).json()] == [status_id(roses)]
+
+
+def test_the_tag_timeline_keeps_posts_with_images_when_asked(api, people, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    _, bob, _ = people
+    pictured = create_post(
+        author=bob,
+        text="#roses in a picture",
+        media=[media.prepare(upload("rose.jpg", image_bytes()))],
+    )
+    create_post(author=bob, text="#roses in words")
+    shown = api.get("/api/v1/timelines/tag/roses", only_media="true").json()
+    assert [s["id"] for s in shown] == [status_id(pictured)]
+    assert len(api.get("/api/v1/timelines/tag/roses").json()) == 2
 
 
 def test_a_tag_and_bad_tags(api):
