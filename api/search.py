@@ -74,7 +74,7 @@ def search(
         found["statuses"] = entities.statuses(request, [(p.timeline_key, p) for p in posts])
     if "hashtags" in wanted and first_page:
         names = tags_matching(text, limit=query.size)
-        found["hashtags"] = [hashtags.tag(name, link) for name in names]
+        found["hashtags"] = hashtags.tags(names, link)
     return found
 
 

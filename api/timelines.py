@@ -147,4 +147,4 @@ def _carries(post: Post, needed: set[str], unwanted: set[str]) -> bool:
 
 @router.get("/v1/tags/{name}", auth=Token("read:statuses", optional=True), response=hashtags.Tag)
 def tag(request: HttpRequest, name: str) -> dict[str, Any]:
-    return hashtags.tag(_tag(name), entities.Links(request))
+    return hashtags.tags([_tag(name)], entities.Links(request))[0]

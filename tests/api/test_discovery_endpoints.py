@@ -119,6 +119,9 @@ def test_trending_tags_are_the_sites(api, people):
     assert trends[0]["history"][0]["accounts"] == "2"
     assert api.get("/api/v1/trends", limit=1).json() == trends[:1]
     assert api.get("/api/v1/trends/tags", offset=1).json() == trends[1:]
+    assert api.get("/api/v1/tags/roses").json() == trends[0]
+    found = api.get("/api/v2/search", q="#tulips", type="hashtags").json()["hashtags"]
+    assert found == [trends[1]]
     assert api.get("/api/v1/trends/statuses").json() == []
     assert api.get("/api/v1/trends/links").json() == []
 
