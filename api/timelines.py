@@ -1,5 +1,6 @@
 """``/api/v1/timelines/...``: the home feed, the public timeline and a tag's; and
-``/api/v1/tags/:name``, the tag itself.
+``/api/v1/tags/:name``, the tag itself (which nobody can follow yet: following one
+is a 422).
 
 The home feed is the site's (``timelines.home.home_feed``: the inbox, big
 accounts pulled in, and pull past the inbox's cap, so a client pages back to
@@ -24,7 +25,7 @@ from api import entities, hashtags, schemas
 from api.auth import Token
 from api.paging import PageQuery, link_header
 from feed_project.pagination import Cursor, Page
-from feed_project.refusals import NotFound
+from feed_project.refusals import Invalid, NotFound
 from posts import ids, tags
 from posts.media import media_by_post
 from posts.models import Post
@@ -33,6 +34,7 @@ from timelines.home import home_feed
 
 router = Router(tags=["timelines"])
 NOT_A_TAG = "Record not found"
+NO_TAG_FOLLOWS = "Following a tag is not possible on this site yet."
 TAGS_PER_MODE = 4  # Mastodon's most tags in each of any[], all[] and none[]
 
 
@@ -147,4 +149,16 @@ def _carries(post: Post, needed: set[str], unwanted: set[str]) -> bool:
 
 @router.get("/v1/tags/{name}", auth=Token("read:statuses", optional=True), response=hashtags.Tag)
 def tag(request: HttpRequest, name: str) -> dict[str, Any]:
+    return hashtags.tags([_tag(name)], entities.Links(request))[0]
+
+
+@router.post("/v1/tags/{name}/follow", auth=Token("write:follows"), response=hashtags.Tag)
+def follow_tag(request: HttpRequest, name: str) -> dict[str, Any]:
+    _tag(name)
+    raise Invalid(NO_TAG_FOLLOWS)
+
+
+@router.post("/v1/tags/{name}/unfollow", auth=Token("write:follows"), response=hashtags.Tag)
+def unfollow_tag(request: HttpRequest, name: str) -> dict[str, Any]:
+    """Nobody follows a tag here, so unfollowing one leaves it unfollowed, as asked."""
     return hashtags.tags([_tag(name)], entities.Links(request))[0]

@@ -169,7 +169,7 @@ def test_the_tag_timeline_keeps_posts_with_images_when_asked(api, people, settin
     assert len(api.get("/api/v1/timelines/tag/roses").json()) == 2
 
 
-def test_a_tag_and_bad_tags(api):
+def test_a_tag_and_bad_tags(api, make_token):
     assert api.get("/api/v1/tags/Roses").json() == {
         "name": "roses",
         "url": "http://testserver/tags/roses/",
@@ -177,6 +177,11 @@ def test_a_tag_and_bad_tags(api):
         "following": False,
     }
     assert api.get("/api/v1/tags/%23%23").status_code == 404
+    token = make_token(UserFactory(username="follower"))
+    refused = api.post("/api/v1/tags/roses/follow", token=token)
+    assert refused.status_code == 422 and "not possible" in refused.json()["error"]
+    assert api.post("/api/v1/tags/roses/unfollow", token=token).json()["following"] is False
+    assert api.post("/api/v1/tags/roses/follow").status_code == 401
     assert api.get("/api/v1/timelines/tag/123").status_code == 404
     assert api.get("/api/v1/timelines/tag/roses", max_id="x").status_code == 422
 
