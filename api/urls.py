@@ -90,3 +90,4 @@ urlpatterns = [
     path("oauth/", include(oauth_patterns)),
     re_path(r"^\.well-known/oauth-authorization-server/?$", oauth.server_metadata),
 ]
+urlpatterns += instance.wellknown_patterns

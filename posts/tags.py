@@ -202,3 +202,15 @@ def trending() -> list[TrendingTag]:
         " ORDER BY rank"
     )
     return page_queries.models(TrendingTag, sql, {})
+
+
+def tags_matching(query: str, *, limit: int = TRENDING_SHOWN) -> list[str]:
+    """Tags for a search: the query's own tag (``#`` optional) when a listed post carries
+    it, then the trending tags it begins, at most ``limit``: at most two small queries
+    (the tag index has no prefix scan, so only the trending table is read by prefix)."""
+    tag = normalize_tag(query.strip().removeprefix("#"))
+    if tag is None:
+        return []
+    found = [tag] if PostTag.objects.filter(tag=tag).exists() else []
+    found += [row.tag for row in trending() if row.tag.startswith(tag) and row.tag != tag]
+    return found[:limit]

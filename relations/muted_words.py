@@ -41,10 +41,15 @@ def _escaped(phrase: str) -> str:
     )
 
 
+def whole_word(phrase: str) -> bool:
+    """Whether a phrase matches only as a whole word: all but CJK ones."""
+    return not _CJK.search(phrase)
+
+
 def pattern_of(phrase: str) -> str:
     """The regular expression of a (normalized) phrase: a whole word, or a CJK substring."""
     escaped = _escaped(phrase)
-    if _CJK.search(phrase):
+    if not whole_word(phrase):
         return escaped
     return rf"(^|\W){escaped}(\W|$)"
 
