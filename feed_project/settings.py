@@ -525,6 +525,9 @@ def _rate(name: str, default: str) -> str:
 
 RATELIMIT_RATES: dict[str, tuple[str, str]] = {
     # action: (per-user rate, per-IP rate)
+    # The client API, every request (Mastodon's budget): per token, and per IP for
+    # requests without one.
+    "api": (_rate("RATELIMIT_API", "300/5m"), _rate("RATELIMIT_API_IP", "300/5m")),
     "post": (_rate("RATELIMIT_POST", "30/m"), _rate("RATELIMIT_POST_IP", "120/m")),
     "follow": (_rate("RATELIMIT_FOLLOW", "60/m"), _rate("RATELIMIT_FOLLOW_IP", "240/m")),
     "like": (_rate("RATELIMIT_LIKE", "120/m"), _rate("RATELIMIT_LIKE_IP", "480/m")),
