@@ -421,6 +421,12 @@ OAUTH2_PROVIDER = {
     # The consent page asks every time (Mastodon's force_login aside).
     "REQUEST_APPROVAL_PROMPT": "force",
 }
+# Codes never exchanged and ended tokens are purged hourly (api.tasks): a few
+# rows an hour at most, deleted in batches by the toolkit.
+CELERY_BEAT_SCHEDULE["clear-expired-oauth-tokens"] = {
+    "task": "api.clear_expired_tokens",
+    "schedule": 3600.0,
+}
 # The API answers browser apps of any origin (Elk, Phanpy): tokens only, no
 # cookies, so no origin gains anything a token would not give it.
 CORS_URLS_REGEX = r"^/(api/|oauth/token/?$|oauth/revoke/?$|\.well-known/)"
