@@ -9,6 +9,7 @@ never authorized, is NotFound to them.
 
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
@@ -23,6 +24,11 @@ class AuthorizedApp:
     website: str
     scopes: list[str]
     authorized_at: datetime
+
+
+def _web_address(website: str) -> str:
+    """The app's website when it is one a page may link to (registration takes any text)."""
+    return website if urlsplit(website).scheme.lower() in ("http", "https") else ""
 
 
 def authorized_apps(*, user_id: int) -> list[AuthorizedApp]:
@@ -40,7 +46,9 @@ def authorized_apps(*, user_id: int) -> list[AuthorizedApp]:
         seen = apps.get(app.pk)
         scopes = set(token.scope.split()) | set(seen.scopes if seen else ())
         first = min(token.created, seen.authorized_at) if seen else token.created
-        apps[app.pk] = AuthorizedApp(app.pk, app.name, app.website, sorted(scopes), first)
+        apps[app.pk] = AuthorizedApp(
+            app.pk, app.name, _web_address(app.website), sorted(scopes), first
+        )
     return sorted(apps.values(), key=lambda app: app.authorized_at, reverse=True)
 
 

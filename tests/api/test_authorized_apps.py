@@ -86,3 +86,17 @@ def test_revoking_takes_a_post_with_its_csrf_token(make_token, oauth_app):
     assert browser.get(f"{PAGE}{oauth_app.pk}/revoke/").status_code == 405
     assert browser.post(f"{PAGE}{oauth_app.pk}/revoke/").status_code == 403
     assert get_access_token_model().objects.filter(user=alice).exists()
+
+
+@pytest.mark.parametrize(
+    ("website", "linked"),
+    [("https://client.example/", True), ("javascript:alert(1)", False), ("elk://x", False)],
+)
+def test_only_a_web_address_is_linked(client, make_token, oauth_app, website, linked):
+    oauth_app.website = website
+    oauth_app.save()
+    alice = UserFactory()
+    make_token(alice)
+    client.force_login(alice)
+    text = client.get(PAGE).content.decode()
+    assert (f'href="{website}"' in text) is linked
