@@ -432,7 +432,14 @@ CELERY_BEAT_SCHEDULE["clear-expired-oauth-tokens"] = {
 CORS_URLS_REGEX = r"^/(api/|oauth/token/?$|oauth/revoke/?$|\.well-known/)"
 CORS_ALLOW_ALL_ORIGINS = True
 CORS_ALLOW_CREDENTIALS = False
-CORS_EXPOSE_HEADERS = ["Link", "Retry-After"]
+# What browser apps read of an answer: paging, and the rate limit (api.middleware).
+CORS_EXPOSE_HEADERS = [
+    "Link",
+    "Retry-After",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+]
 
 # Last-active is written at most this often per user (it drives online push).
 ACCOUNTS_LAST_ACTIVE_INTERVAL_SECONDS: int = 3600

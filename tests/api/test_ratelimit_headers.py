@@ -91,3 +91,16 @@ def test_with_limits_off_no_headers(api, make_token, settings):
     answer = api.get(ME, token=make_token(UserFactory()))
     assert answer.status_code == 200
     assert not answer.has_header("X-RateLimit-Limit")
+
+
+def test_browser_apps_may_read_them(client, make_token, limits):
+    limits()
+    answer = client.get(
+        ME,
+        headers={
+            "Authorization": f"Bearer {make_token(UserFactory())}",
+            "Origin": "https://elk.example",
+        },
+    )
+    exposed = {name.strip().lower() for name in answer["Access-Control-Expose-Headers"].split(",")}
+    assert {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"} <= exposed
