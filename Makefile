@@ -37,6 +37,11 @@ run: install
 	@mkdir -p staticfiles
 	$(DEV_ENV) $(BIN)/python manage.py migrate --noinput
 	$(DEV_ENV) $(BIN)/python manage.py seed_demo
+	@printf '%s\n' "" \
+		"Mastodon apps: point one at http://127.0.0.1:$(PORT) and sign in as demo / demo-password-123" \
+		"(plain http: tests and local use only). With Mastodon.py, in another shell:" \
+		"  $(BIN)/python -c \"from mastodon import Mastodon as M; b='http://127.0.0.1:$(PORT)'; a=M.create_app('mine', api_base_url=b, scopes=['read','write']); m=M(client_id=a[0], client_secret=a[1], api_base_url=b); m.log_in('demo', 'demo-password-123', scopes=['read','write'], allow_http=True); print([s['content'] for s in m.timeline_home(limit=3)])\"" \
+		"What works, the ids, and the code flow for phone and browser apps: docs/API.md." ""
 	$(DEV_ENV) DJANGO_RUNSERVER_HIDE_WARNING=true $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 lint: install
