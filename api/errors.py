@@ -97,6 +97,8 @@ def _unreadable(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if exc.status_code == 401:
         return error("The access token is invalid", 401)
+    if exc.status_code == 400:  # a body ninja could not read: bad input, so Mastodon's 422
+        return error(f"Validation failed: {exc.message}", 422, details={"body": [exc.message]})
     return error(exc.message, exc.status_code)
 
 

@@ -8,6 +8,8 @@ that it stays short as endpoints are added; it goes through the site's own WSGI
 handler, in process, on the test database.
 """
 
+import os
+
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
@@ -31,7 +33,8 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
-EXAMPLES_PER_OPERATION = 5
+# A deeper run by hand: API_FUZZ_EXAMPLES=100 pytest tests/api/test_openapi_fuzz.py
+EXAMPLES_PER_OPERATION = int(os.environ.get("API_FUZZ_EXAMPLES", "5"))
 
 
 @pytest.fixture(autouse=True)
