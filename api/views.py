@@ -5,12 +5,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from api.authorized_apps import authorized_apps, revoke_app
 from api.scopes import SCOPES
 
 
+@require_safe
 @login_required
 def apps_page(request: HttpRequest) -> HttpResponse:
     apps = [
