@@ -109,3 +109,4 @@ def test_masto_js_signs_in_posts_and_pages_the_home_feed(live_server, world, mak
     flat = [status_id for page in expected for status_id in page]
     going_up = [status_id for page in reversed(report["goingUp"]) for status_id in page]
     assert going_up == flat[:-1]
+    assert report["revokedStatus"] == 401

@@ -29,6 +29,11 @@ export async function registerApp(name, scopes) {
   return rest().v1.apps.create({ clientName: name, redirectUris: OOB, scopes });
 }
 
+/** Ends a token as an app's "log out" does (POST /oauth/revoke). */
+export async function revokeToken(app, token) {
+  await oauth().revoke({ clientId: app.clientId, clientSecret: app.clientSecret, token });
+}
+
 /** A token by the password grant (username or e-mail). */
 export async function signInByPassword(app, username, password, scopes) {
   const token = await oauth().token.create({

@@ -1,11 +1,13 @@
 // masto.js's first start and daily use: read the instance, register an app, sign in
-// by password and by the code flow with PKCE, post, reply, delete, and page the home
-// feed down to its first post and back up. The pytest side checks the report.
+// by password and by the code flow with PKCE, post, reply, delete, page the home feed
+// down to its first post and back up, and sign out (revoke). The pytest side checks
+// the report.
 import {
   pagesOf,
   registerApp,
   required,
   rest,
+  revokeToken,
   scenario,
   signInByCode,
   signInByPassword,
@@ -23,7 +25,8 @@ scenario(async () => {
   const instance = await rest().v2.instance.fetch();
   const app = await registerApp("masto.js", SCOPES);
 
-  const byPassword = rest(await signInByPassword(app, username, password, SCOPES));
+  const passwordToken = await signInByPassword(app, username, password, SCOPES);
+  const byPassword = rest(passwordToken);
   const passwordAccount = await byPassword.v1.accounts.verifyCredentials();
   const code = await signInByCode(app, username, password, SCOPES);
   const reader = rest(code.accessToken);
@@ -44,6 +47,9 @@ scenario(async () => {
     reader.v1.timelines.home.list({ limit, minId: oldest }).setDirection("prev"),
   );
 
+  await revokeToken(app, passwordToken);
+  const revokedStatus = await statusOf(() => byPassword.v1.accounts.verifyCredentials());
+
   return {
     instance: { version: instance.version, domain: instance.domain },
     app: { name: app.name, hasClientId: Boolean(app.clientId) },
@@ -56,5 +62,6 @@ scenario(async () => {
     deletedStatus,
     pages,
     goingUp,
+    revokedStatus,
   };
 });
