@@ -43,6 +43,22 @@ ERROR_SCHEMA = {
     },
     "required": ["error"],
 }
+# Sent when rate limits are on (RATELIMIT_ENABLED), hence not required.
+RATE_LIMIT_HEADERS = {
+    "X-RateLimit-Limit": {
+        "description": "Requests allowed in the window of the limit nearest to",
+        "schema": {"type": "integer"},
+    },
+    "X-RateLimit-Remaining": {
+        "description": "Requests left in that window",
+        "schema": {"type": "integer"},
+    },
+    "X-RateLimit-Reset": {
+        "description": "When that window ends",
+        "schema": {"type": "string", "format": "date-time"},
+    },
+}
+RETRY_AFTER_HEADER = {"description": "Seconds to wait", "schema": {"type": "integer"}}
 ERROR_STATUSES = {
     "401": "No usable access token",
     "403": "The token lacks the scope, or the action is not allowed",
@@ -121,7 +137,8 @@ def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 def document_errors(document: dict[str, Any]) -> dict[str, Any]:
     """The OpenAPI document with the ``Error`` schema and the error answers on every
-    operation (those an operation documents itself are kept)."""
+    operation (those an operation documents itself are kept), and on every answer the
+    rate limit's headers (``api.middleware``)."""
     components = document.setdefault("components", {})
     components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     answer = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
@@ -130,6 +147,11 @@ def document_errors(document: dict[str, Any]) -> dict[str, Any]:
             responses = operation.setdefault("responses", {})
             for status, description in ERROR_STATUSES.items():
                 responses.setdefault(status, {"description": description, "content": answer})
+            for status, response in responses.items():
+                headers = response.setdefault("headers", {})
+                headers.update(RATE_LIMIT_HEADERS)
+                if status == "429":
+                    headers["Retry-After"] = RETRY_AFTER_HEADER
     return document
 
 

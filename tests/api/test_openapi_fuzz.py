@@ -1,7 +1,8 @@
 """Every operation of the OpenAPI document (``/api/openapi.json``) fuzzed by
 schemathesis: requests made from the document, with a bearer token of every scope
 so that the endpoints behind a token are reached, and each answer held to the
-document: no 5xx, a documented status, a JSON body of the documented shape.
+document: no 5xx, a documented status, a JSON body of the documented shape, and
+the rate limit's headers as documented.
 
 The run is bounded (a few examples an operation, derandomized, no shrinking) so
 that it stays short as endpoints are added; it goes through the site's own WSGI
@@ -18,6 +19,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
@@ -31,6 +33,7 @@ CHECKS = [
     schemathesis.checks.not_a_server_error,
     status_code_conformance,
     content_type_conformance,
+    response_headers_conformance,
     response_schema_conformance,
 ]
 # A deeper run by hand: API_FUZZ_EXAMPLES=100 pytest tests/api/test_openapi_fuzz.py
@@ -46,6 +49,14 @@ def _requests_keep_the_test_transaction():
     yield
     for signal in (request_started, request_finished):
         signal.connect(close_old_connections)
+
+
+@pytest.fixture(autouse=True)
+def _rate_limits_on(settings):
+    """The limits on, so their headers are held to the document too, with a budget that
+    no run spends."""
+    settings.RATELIMIT_ENABLED = True
+    settings.RATELIMIT_RATES = {**settings.RATELIMIT_RATES, "api": ("100000/5m", "100000/5m")}
 
 
 @pytest.fixture
@@ -79,3 +90,6 @@ def test_every_operation_documents_the_errors(client):
         for status in ("401", "403", "404", "422", "429"):
             answer = operation["responses"][status]["content"]["application/json"]
             assert answer["schema"] == {"$ref": "#/components/schemas/Error"}
+        for response in operation["responses"].values():
+            assert "X-RateLimit-Remaining" in response["headers"]
+        assert "Retry-After" in operation["responses"]["429"]["headers"]
