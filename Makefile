@@ -1,7 +1,7 @@
-# make run: install, migrate, seed the demo world, serve on 127.0.0.1:$(PORT), 8000 unless set
-#   (SQLite, no Redis).
-# make test: install, lint, whole suite on PostgreSQL + Redis, the cache suites on a
-#   Redis Cluster (make test-redis-cluster), then a smoke run on SQLite.
+# make run: install, migrate, seed the demo world, say how to point a Mastodon app at it,
+#   serve on 127.0.0.1:$(PORT), 8000 unless set (SQLite, no Redis).
+# make test: install, lint, Chromium and npm's dev tools, whole suite on PostgreSQL + Redis,
+#   the cache suites on a Redis Cluster (make test-redis-cluster), then a smoke run on SQLite.
 # make test-citus: the whole suite on a local Citus cluster (needs the citus extension).
 PYTHON ?= python3
 VENV := .venv
