@@ -1,7 +1,7 @@
-# make run: install, migrate, seed the demo world, serve on 127.0.0.1:$(PORT), 8000 unless set
-#   (SQLite, no Redis).
-# make test: install, lint, whole suite on PostgreSQL + Redis, the cache suites on a
-#   Redis Cluster (make test-redis-cluster), then a smoke run on SQLite.
+# make run: install, migrate, seed the demo world, say how to point a Mastodon app at it,
+#   serve on 127.0.0.1:$(PORT), 8000 unless set (SQLite, no Redis).
+# make test: install, lint, Chromium and npm's dev tools, whole suite on PostgreSQL + Redis,
+#   the cache suites on a Redis Cluster (make test-redis-cluster), then a smoke run on SQLite.
 # make test-citus: the whole suite on a local Citus cluster (needs the citus extension).
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # side by side without clearing each other's caches mid-test.
 CITUS_REDIS_URL ?= redis://127.0.0.1:6379/14
 
-.PHONY: install run test test-redis-cluster test-citus lint smoke clean chromium wrk axe
+.PHONY: install run test test-redis-cluster test-citus lint smoke clean chromium wrk npm-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ run: install
 	@mkdir -p staticfiles
 	$(DEV_ENV) $(BIN)/python manage.py migrate --noinput
 	$(DEV_ENV) $(BIN)/python manage.py seed_demo
+	@printf '%s\n' "" \
+		"Mastodon apps: point one at http://127.0.0.1:$(PORT) and sign in as demo / demo-password-123" \
+		"(plain http: tests and local use only). With Mastodon.py, in another shell:" \
+		"  $(BIN)/python -c \"from mastodon import Mastodon as M; b='http://127.0.0.1:$(PORT)'; a=M.create_app('mine', api_base_url=b, scopes=['read','write']); m=M(client_id=a[0], client_secret=a[1], api_base_url=b); m.log_in('demo', 'demo-password-123', scopes=['read','write'], allow_http=True); print([s['content'] for s in m.timeline_home(limit=3)])\"" \
+		"What works, the ids, and the code flow for phone and browser apps: docs/API.md." ""
 	$(DEV_ENV) DJANGO_RUNSERVER_HIDE_WARNING=true $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 lint: install
@@ -56,12 +61,14 @@ chromium:
 		"could not install them (run 'apt-get install $(BROWSER_PACKAGES)' as root);" \
 		"the browser tests need /usr/bin/chromium." >&2; exit 1; }
 
-# The accessibility check (tests/browser/test_accessibility.py) runs npm's axe-core
-# in the pages; package-lock.json pins it. A dev tool: the site loads no npm package.
-axe:
-	@test -f node_modules/axe-core/axe.min.js \
+# npm's dev tools, pinned by package-lock.json: axe-core, the accessibility check
+# of the browser tests (tests/browser/test_accessibility.py) runs in the pages, and
+# masto, the masto.js client the API's tests drive with node (tests/api/js/).
+# The site loads no npm package.
+npm-tools:
+	@(test -f node_modules/axe-core/axe.min.js && test -f node_modules/masto/package.json) \
 		|| npm ci --no-audit --no-fund --loglevel=error \
-		|| { echo "make test: 'npm ci' could not install axe-core (apt-get install npm)." >&2; exit 1; }
+		|| { echo "make test: 'npm ci' could not install axe-core and masto (apt-get install npm)." >&2; exit 1; }
 
 # manage.py bench_http drives the pages with Debian's wrk (a dev tool; make test
 # does not need it).
@@ -70,7 +77,7 @@ wrk:
 		|| (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null) \
 		|| { echo "bench_http needs Debian's wrk: run 'apt-get install wrk' as root." >&2; exit 1; }
 
-test: install lint chromium axe
+test: install lint chromium npm-tools
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/python scripts/check_services.py
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) RATELIMIT_ENABLED=0 \
 		$(BIN)/pytest -p no:cacheprovider
@@ -93,8 +100,9 @@ test-redis-cluster: install
 # The whole suite on a throwaway Citus cluster (a coordinator and two workers on
 # loopback ports) when the citus extension is installed; exit 2 when it is not.
 # CI does not run it: docs/SCALING.md records its last run. The whole suite
-# includes the browser tests, hence chromium and axe (run 9 erred without them).
-test-citus: install chromium axe
+# includes the browser tests and the masto.js ones, hence chromium and npm-tools (run 9
+# erred without them).
+test-citus: install chromium npm-tools
 	REDIS_URL=$(CITUS_REDIS_URL) scripts/citus_cluster.sh test
 
 # The embedded default (no environment): SQLite, no Redis, eager Celery.

@@ -6,9 +6,14 @@ NotFound 404, Forbidden 403, Invalid 422 (a request that cannot be done, in
 Mastodon's status for it). A request ninja cannot read (a field of the wrong
 type, a malformed body) is a 422 with ``details``; a page that is not there
 under ``/api/`` is a 404 (``not_found``).
+
+The OpenAPI document says so for every operation (``document_errors``): each may
+answer 401, 403, 404, 422 or 429 with the ``Error`` schema, so a client (and the
+schema fuzz test) can hold every answer to the document.
 """
 
 import logging
+from typing import Any
 
 from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
 from django.db import DatabaseError
@@ -24,6 +29,43 @@ from feed_project.refusals import Forbidden, Invalid, NotFound, Refused
 logger = logging.getLogger(__name__)
 
 STATUS_OF_REFUSAL = ((NotFound, 404), (Forbidden, 403), (Invalid, 422))
+
+# Mastodon's error entity: a message, and for a 422 each field's messages.
+ERROR_SCHEMA = {
+    "title": "Error",
+    "type": "object",
+    "properties": {
+        "error": {"type": "string"},
+        "details": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+    "required": ["error"],
+}
+# Sent when rate limits are on (RATELIMIT_ENABLED), hence not required.
+RATE_LIMIT_HEADERS = {
+    "X-RateLimit-Limit": {
+        "description": "Requests allowed in the window of the limit nearest to",
+        "schema": {"type": "integer"},
+    },
+    "X-RateLimit-Remaining": {
+        "description": "Requests left in that window",
+        "schema": {"type": "integer"},
+    },
+    "X-RateLimit-Reset": {
+        "description": "When that window ends",
+        "schema": {"type": "string", "format": "date-time"},
+    },
+}
+RETRY_AFTER_HEADER = {"description": "Seconds to wait", "schema": {"type": "integer"}}
+ERROR_STATUSES = {
+    "401": "No usable access token",
+    "403": "The token lacks the scope, or the action is not allowed",
+    "404": "Record not found",
+    "422": "The request could not be done, with each field's messages in details",
+    "429": "Over a rate limit: Retry-After says how many seconds to wait",
+}
 
 
 def error(message: str, status: int, **extra: object) -> JsonResponse:
@@ -71,6 +113,8 @@ def _unreadable(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if exc.status_code == 401:
         return error("The access token is invalid", 401)
+    if exc.status_code == 400:  # a body ninja could not read: bad input, so Mastodon's 422
+        return error(f"Validation failed: {exc.message}", 422, details={"body": [exc.message]})
     return error(exc.message, exc.status_code)
 
 
@@ -91,8 +135,35 @@ def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     return error("Something went wrong on our side", 500)
 
 
+def document_errors(document: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI document with the ``Error`` schema and the error answers on every
+    operation (those an operation documents itself are kept), and on every answer the
+    rate limit's headers (``api.middleware``)."""
+    components = document.setdefault("components", {})
+    components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    answer = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, description in ERROR_STATUSES.items():
+                responses.setdefault(status, {"description": description, "content": answer})
+            for status, response in responses.items():
+                headers = response.setdefault("headers", {})
+                headers.update(RATE_LIMIT_HEADERS)
+                if status == "429":
+                    headers["Retry-After"] = RETRY_AFTER_HEADER
+    return document
+
+
 def install(api: NinjaAPI) -> None:
-    """The handlers, most particular first (ninja looks them up by the exception's class)."""
+    """The handlers, most particular first (ninja looks them up by the exception's class),
+    and the errors in the OpenAPI document."""
+    make_document = api.get_openapi_schema
+
+    def get_openapi_schema(**kwargs: Any) -> Any:
+        return document_errors(make_document(**kwargs))
+
+    api.get_openapi_schema = get_openapi_schema  # type: ignore[method-assign]
     api.add_exception_handler(Refused, _refused)
     api.add_exception_handler(RateLimited, _rate_limited)
     api.add_exception_handler(NinjaValidationError, _unreadable)

@@ -137,7 +137,7 @@ class DeletedStatus(Status):
 class App(Schema):
     id: str
     name: str
-    website: str | None
+    website: str | None = None
     scopes: list[str]
     redirect_uri: str
     redirect_uris: list[str]

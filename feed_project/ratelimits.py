@@ -7,6 +7,11 @@ per-IP rate, ``settings.RATELIMIT_RATES`` (documented in the settings). Only
 POSTs count. Over either rate the view is not run: the answer is a 429 page
 with ``Retry-After``.
 
+The client API (``/api/``) has its own budget besides, Mastodon's: every request,
+whatever its method, counts against ``RATELIMIT_RATES["api"]`` per token (per IP
+without one), and its answers say where the request stands against the limit
+that is nearest (``api_usage``, read by ``api.middleware``).
+
 Counting is django-ratelimit's (``django_ratelimit.core.get_usage``): a
 fixed window per key in the default cache, created with ``add`` and bumped
 with the cache's atomic ``incr``. When the cache fails (Redis down; the cache
@@ -14,15 +19,19 @@ ignores the error and answers None), ``RATELIMIT_FAIL_OPEN`` lets the request
 through rather than refusing everyone.
 """
 
+import hashlib
 import ipaddress
+import time
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django_ratelimit import ALL
 from django_ratelimit.core import get_usage
 
 View = Callable[..., HttpResponse]
@@ -177,3 +186,77 @@ def ratelimit(action: str) -> Callable[[View], View]:
         return wrapped
 
     return decorator
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Where a request stands against one limit: ``wait`` is set when it is over it."""
+
+    limit: int
+    remaining: int
+    reset_at: float  # seconds since the epoch when the window ends
+    wait: int | None
+
+
+def _usage(counted: dict[str, Any] | None) -> Usage | None:
+    if counted is None:
+        return None
+    left = max(int(counted["time_left"]), 1)
+    return Usage(
+        limit=counted["limit"],
+        remaining=max(counted["limit"] - counted["count"], 0),
+        reset_at=time.time() + left,
+        wait=left if counted["should_limit"] else None,
+    )
+
+
+def _bearer(request: HttpRequest) -> str | None:
+    """The bearer token's digest: a key per token that keeps the token out of the cache."""
+    scheme, _, value = str(request.headers.get("Authorization", "")).partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        return None
+    return hashlib.sha256(value.strip().encode()).hexdigest()
+
+
+def api_usage(request: HttpRequest) -> Usage | None:
+    """Count an API request against the API's budget (``RATELIMIT_RATES["api"]``):
+    per token, or per IP for a request without one. None when limits are off."""
+    if not settings.RATELIMIT_ENABLED:
+        return None
+    token_rate, ip_rate = settings.RATELIMIT_RATES.get("api", ("", ""))
+    token = _bearer(request)
+    scope, rate, value = ("token", token_rate, token) if token else ("ip", ip_rate, None)
+    if not rate:
+        return None
+    value = value or client_ip(request)
+    return _usage(
+        get_usage(
+            request,
+            group=f"api:{scope}",
+            key=lambda _group, _request: value,
+            rate=rate,
+            method=ALL,
+            increment=True,
+        )
+    )
+
+
+def action_usage(request: HttpRequest, action: str) -> Usage | None:
+    """Where a request already counted by ``retry_after`` stands against ``action``'s
+    per-user limit, counting nothing; None when that limit does not apply."""
+    if not settings.RATELIMIT_ENABLED or request.method != "POST":
+        return None
+    rate = settings.RATELIMIT_RATES[action][0]
+    value = _user_key(action, request)
+    if not rate or value is None:
+        return None
+    return _usage(
+        get_usage(
+            request,
+            group=f"{action}:user",
+            key=lambda _group, _request: value,
+            rate=rate,
+            method="POST",
+            increment=False,
+        )
+    )

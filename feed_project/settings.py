@@ -423,12 +423,25 @@ OAUTH2_PROVIDER = {
     # The consent page asks every time (Mastodon's force_login aside).
     "REQUEST_APPROVAL_PROMPT": "force",
 }
+# Codes never exchanged and ended tokens are purged hourly (api.tasks): a few
+# rows an hour at most, deleted in batches by the toolkit.
+CELERY_BEAT_SCHEDULE["clear-expired-oauth-tokens"] = {
+    "task": "api.clear_expired_tokens",
+    "schedule": 3600.0,
+}
 # The API answers browser apps of any origin (Elk, Phanpy): tokens only, no
 # cookies, so no origin gains anything a token would not give it.
 CORS_URLS_REGEX = r"^/(api/|oauth/token/?$|oauth/revoke/?$|\.well-known/)"
 CORS_ALLOW_ALL_ORIGINS = True
 CORS_ALLOW_CREDENTIALS = False
-CORS_EXPOSE_HEADERS = ["Link", "Retry-After"]
+# What browser apps read of an answer: paging, and the rate limit (api.middleware).
+CORS_EXPOSE_HEADERS = [
+    "Link",
+    "Retry-After",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+]
 
 # Last-active is written at most this often per user (it drives online push).
 ACCOUNTS_LAST_ACTIVE_INTERVAL_SECONDS: int = 3600
@@ -527,6 +540,9 @@ def _rate(name: str, default: str) -> str:
 
 RATELIMIT_RATES: dict[str, tuple[str, str]] = {
     # action: (per-user rate, per-IP rate)
+    # The client API, every request (Mastodon's budget): per token, and per IP for
+    # requests without one.
+    "api": (_rate("RATELIMIT_API", "300/5m"), _rate("RATELIMIT_API_IP", "300/5m")),
     "post": (_rate("RATELIMIT_POST", "30/m"), _rate("RATELIMIT_POST_IP", "120/m")),
     "follow": (_rate("RATELIMIT_FOLLOW", "60/m"), _rate("RATELIMIT_FOLLOW_IP", "240/m")),
     "like": (_rate("RATELIMIT_LIKE", "120/m"), _rate("RATELIMIT_LIKE_IP", "480/m")),

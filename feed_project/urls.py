@@ -17,6 +17,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
     path("settings/", include("accounts.settings_urls")),
+    path("settings/apps/", include("api.settings_urls")),
     path("search/", search_page, name="search"),
     # /posts/..., /@<username>/ (the profile, a person's posts) and /@<username>/report/:
     # posts sits above relations, so it owns the routes that show posts.

@@ -98,8 +98,8 @@ def test_a_body_that_is_not_json_is_an_error_not_a_500(client, user, make_token)
         content_type="application/json",
         headers={"Authorization": f"Bearer {make_token(user)}"},
     )
-    assert answer.status_code in (400, 422)
-    assert "error" in answer.json()
+    assert_error(answer, 422)
+    assert answer.json()["details"] == {"body": ["Cannot parse request body"]}
 
 
 def test_over_the_post_rate_limit_is_a_429_with_retry_after(api, user, make_token, settings):
@@ -131,3 +131,15 @@ def test_an_unverified_account_may_not_post_where_the_site_asks_for_it(
 ):
     settings.REQUIRE_EMAIL_VERIFICATION = True
     assert_error(api.post("/api/v1/statuses", {"status": "hi"}, token=make_token(user)), 403)
+
+
+@pytest.mark.parametrize("body", [b"null", b"[]", b"1", b'"text"', b"\x00", b"{"])
+@pytest.mark.parametrize("path", ["/api/v1/statuses", "/api/v1/apps"])
+def test_a_body_that_is_no_json_object_is_a_422(client, user, make_token, body, path):
+    answer = client.post(
+        path,
+        body,
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {make_token(user)}"},
+    )
+    assert_error(answer, 422)

@@ -13,6 +13,7 @@ import secrets
 import string
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pyotp
@@ -22,6 +23,8 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, get_application_model
 
 from accounts import avatar_upload, twofactor
 from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User
@@ -36,6 +39,7 @@ from tests.private_redis import private_redis
 from timelines.models import Conversation
 
 BASE_DIR = Path(__file__).resolve().parents[2]
+AUTHORIZED_APP_ID = 4242
 
 # POST only, signed in, with CSRF: a GET is a 405, an anonymous POST goes to log in.
 ACTIONS = {
@@ -65,6 +69,7 @@ ACTIONS = {
     "settings/security/2fa/recovery-codes/",
     "settings/security/sessions/end/",
     "settings/security/sessions/end-others/",
+    "settings/apps/<>/revoke/",
 }
 # A page whose GET shows a form and whose POST changes data: CSRF always; the
 # sign-up and log-in forms are for visitors (the log-in's code step, the
@@ -109,6 +114,7 @@ READ_ONLY = {
     "accounts/password/reset/sent/",
     "accounts/password/reset/done/",
     "settings/security/",
+    "settings/apps/",
     "posts/<>/history/",
     "tags/",
     "tags/<>/",
@@ -199,6 +205,8 @@ def _url(route: str, world: dict) -> str:
         return f"/messages/{world['alice'].pk}.{world['bob'].pk}/"
     if route.startswith("settings/muted-words/"):  # a muted word's id
         return "/" + route.replace("<>", "1")
+    if route.startswith("settings/apps/"):  # an app Alice authorized (_prepared)
+        return "/" + route.replace("<>", str(AUTHORIZED_APP_ID))
     if route.startswith("posts/"):  # the post, then the image's position (media routes)
         return "/" + route.replace("<>", post.pk, 1).replace("<>", "0")
     return "/" + route.replace("<>", "bob")
@@ -257,6 +265,11 @@ def _prepared(route: str, world: dict) -> dict[str, str]:
         alice.user_permissions.add(Permission.objects.get(codename="add_invite"))
     if route == "settings/import/follows/":
         return {"file": SimpleUploadedFile("following.csv", b"username\nbob\n", "text/csv")}
+    if route == "settings/apps/<>/revoke/":
+        app = get_application_model().objects.create(pk=AUTHORIZED_APP_ID, name="An app")
+        get_access_token_model().objects.create(
+            user=alice, application=app, token="a-token", expires=timezone.now() + timedelta(1)
+        )
     return {}
 
 

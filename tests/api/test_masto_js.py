@@ -1,0 +1,112 @@
+"""masto.js, the client Elk and Phanpy are built on, against a live server.
+
+Each scenario is a script under ``tests/api/js/`` (ES modules sharing
+``helpers.mjs``) run by ``node`` with the site's address and what it needs in its
+environment; it prints one JSON report, which the test here checks against the
+site's own answers. node and the pinned ``masto`` (package-lock.json) are dev
+tools ``make test`` installs: without them the tests fail, they never skip.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+
+from accounts.services import refresh_last_active
+from feed_project.pagination import Cursor
+from posts import ids
+from posts.services import create_post
+from relations.services import follow
+from tests.conftest import PASSWORD
+from tests.factories import UserFactory
+from timelines.home import home_feed
+from timelines.tasks import trim_inboxes
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = Path(__file__).resolve().parent / "js"
+CAP = 3  # the inbox keeps three entries: older pages come by pull
+POSTS = 11
+PAGE_SIZE = 4
+
+
+def run_scenario(name: str, base_url: str, **env: str) -> dict:
+    """Runs ``tests/api/js/<name>.mjs`` against ``base_url``; its JSON report."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is missing: install Debian's nodejs and npm, then run make test")
+    if not (ROOT / "node_modules" / "masto" / "package.json").is_file():
+        pytest.fail("npm's masto is missing: run make test (or npm ci) in the repository")
+    done = subprocess.run(
+        [node, str(SCRIPTS / f"{name}.mjs")],
+        env={**os.environ, "FEED_BASE_URL": base_url, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"{name}.mjs failed:\n{done.stderr}\n{done.stdout}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def world(settings):
+    """Alice, who follows Bob, who wrote more posts than an inbox keeps."""
+    settings.FEED_INBOX_CAP = CAP
+    alice = UserFactory(username="alice")
+    bob = UserFactory(username="bob")
+    follow(follower=alice, followee=bob)
+    refresh_last_active(user=alice)  # seen lately: the trim keeps her inbox, cut to the cap
+    for n in range(POSTS):
+        create_post(author=bob, text=f"bob's post {n}")
+    home_feed(reader=alice, cursor=Cursor())  # her inbox is built, then trimmed to the cap
+    trim_inboxes()
+    inbox = apps.get_model("timelines", "InboxEntry")  # the feed's own table, only counted
+    assert inbox.objects.filter(reader_id=alice.pk).count() == CAP
+    return alice, bob
+
+
+def site_pages(reader, limit):
+    """The site's home feed, page after page, as status ids."""
+    pages, cursor = [], Cursor()
+    while True:
+        page = home_feed(reader=reader, cursor=cursor, limit=limit)
+        pages.append([ids.decimal_of_key(item.key) for item in page.items])
+        if page.older is None:
+            return pages
+        cursor = Cursor(before=page.older)
+
+
+def test_masto_js_signs_in_posts_and_pages_the_home_feed(live_server, world, make_token):
+    alice, bob = world
+    report = run_scenario(
+        "sign_in_post_and_page",
+        live_server.url,
+        FEED_USERNAME="alice",
+        FEED_PASSWORD=PASSWORD,
+        FEED_AUTHOR_TOKEN=make_token(bob, "read write"),
+        FEED_PAGE_SIZE=str(PAGE_SIZE),
+    )
+
+    assert report["instance"]["version"].endswith("(compatible; Feed)")
+    assert report["app"] == {"name": "masto.js", "hasClientId": True}
+    me = {"id": str(alice.pk), "username": "alice"}
+    assert report["passwordAccount"] == me
+    assert report["codeAccount"] == me
+    assert report["codeScope"] == "read write follow"
+    assert report["reply"]["inReplyToId"] == report["posted"]["id"]
+    assert report["repliesCount"] == 1
+    assert report["deletedStatus"] == 404
+
+    expected = site_pages(alice, PAGE_SIZE)
+    assert sum(len(page) for page in expected) == POSTS + 1 > CAP
+    assert report["pages"] == expected
+    flat = [status_id for page in expected for status_id in page]
+    going_up = [status_id for page in reversed(report["goingUp"]) for status_id in page]
+    assert going_up == flat[:-1]
+    assert report["revokedStatus"] == 401
