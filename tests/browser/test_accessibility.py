@@ -41,7 +41,7 @@ def world() -> dict[str, str]:
 
 def _axe_source() -> str:
     if not AXE.exists():
-        pytest.fail(f"no {AXE}: `make test` installs it (make axe: npm ci)")
+        pytest.fail(f"no {AXE}: `make test` installs it (make npm-tools: npm ci)")
     return AXE.read_text()
 
 
