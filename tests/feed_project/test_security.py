@@ -28,7 +28,7 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 
 from accounts import avatar_upload, twofactor
 from accounts.models import Invite, RecoveryCode, SignupApplication, TwoFactor, User
-from posts import media
+from posts import media, uploads
 from posts.models import Like, Post, Report
 from posts.services import create_post
 from relations.models import Followee, Follower
@@ -119,7 +119,11 @@ READ_ONLY = {
     "tags/",
     "tags/<>/",
     "accounts/avatar/<>.svg",
+    "accounts/avatar/<>.png",
     "accounts/avatars/<>/<>.webp",
+    "accounts/avatars/<>/<>.png",
+    "media/uploads/<>/<>/<>/",
+    "media/uploads/<>/<>/<>/thumbnail/",
     "public/",
     "follow-requests/",
     "messages/",
@@ -129,11 +133,11 @@ READ_ONLY = {
 # or a redirect to log in), POST a 405 (tests/accounts/test_exports.py).
 OWNER_LINKS = {"settings/export/download/<>/"}
 CHANGES_DATA = ACTIONS | FORMS_FOR_VISITORS | FORMS | LOGOUT
-# The client API, /oauth/ and the OAuth metadata: bearer tokens, not the session,
+# The client API, /oauth/, the OAuth metadata and nodeinfo: bearer tokens, not the session,
 # so no CSRF (tests/api/: no token or a bad one is a 401, a session cookie no token);
 # but the consent page, /oauth/authorize, is a signed-in form with CSRF
 # (tests/api/test_oauth.py holds it to that).
-TOKEN_ROUTES = ("api/", "^api/", "oauth/", "^\\.well-known/")
+TOKEN_ROUTES = ("api/", "^api/", "oauth/", "^\\.well-known/", "^nodeinfo/")
 
 
 def _walk(patterns: list, prefix: str = "") -> list[str]:
@@ -184,7 +188,11 @@ def world(db):
         user=bob, picture=avatar_upload.prepare(images.upload("b.png", images.image_bytes("PNG")))
     )
     Conversation.objects.create(user=alice, key=f"{alice.pk}.{bob.pk}", last_key="0" * 16)
+    upload = uploads.upload(
+        author_id=bob.pk, image=media.prepare(images.upload("c.png", images.image_bytes("PNG")))
+    )
     return {
+        "upload": upload,
         "alice": alice,
         "bob": bob,
         "alice_post": create_post(author=alice, text="alice's post"),
@@ -198,8 +206,10 @@ def world(db):
 
 def _url(route: str, world: dict) -> str:
     # Alice deletes and edits her own post; she acts on Bob's.
-    if route == "accounts/avatars/<>/<>.webp":
-        return f"/accounts/{world['bob'].avatar}"
+    if route.startswith("accounts/avatars/"):  # bob's picture, as uploaded or as a PNG
+        return f"/accounts/{world['bob'].avatar}".replace(".webp", route[route.rindex(".") :])
+    if route.startswith("media/uploads/"):  # bob's image uploaded ahead of its post
+        return uploads.upload_path(world["upload"], thumbnail=route.endswith("thumbnail/"))
     post = world["alice_post"] if route.endswith(("delete/", "edit/")) else world["bob_post"]
     if route == "messages/<>/":  # alice's conversation with bob
         return f"/messages/{world['alice'].pk}.{world['bob'].pk}/"
