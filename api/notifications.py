@@ -310,7 +310,7 @@ def one(request: HttpRequest, notification_id: str) -> dict[str, Any]:
 def dismiss(request: HttpRequest, notification_id: str) -> dict[str, Any]:
     if not selectors.is_cursor(notification_id):
         raise NotFound(NOT_FOUND)
-    services.dismiss(user=request.user, notification_id=int(notification_id))
+    services.dismiss(user=request.user, notification_ids=[int(notification_id)])
     return {}
 
 
@@ -383,7 +383,8 @@ def _members_of(request: HttpRequest, key: str) -> list[Notification]:
     if kind not in GROUPABLE:
         raise NotFound(NOT_FOUND)
     status_id, _, window = rest.rpartition("-") if kind != "follow" else ("", "", rest)
-    if not window.isascii() or not window.isdigit() or len(window) > 9:
+    # Seven digits of hours reach past the year 3000: no later window is a group's.
+    if not window.isascii() or not window.isdigit() or len(window) > 7:
         raise NotFound(NOT_FOUND)
     start = datetime.fromtimestamp(int(window) * 3600, tz=UTC)
     only = selectors.Only(
@@ -410,3 +411,30 @@ def notification_group(request: HttpRequest, group_key: str) -> dict[str, Any]:
     if not answer["notification_groups"]:
         raise NotFound(NOT_FOUND)
     return answer
+
+
+@router.get(
+    "/v2/notifications/{group_key}/accounts",
+    auth=Token("read:notifications"),
+    response=list[schemas.Account],
+)
+def notification_group_accounts(request: HttpRequest, group_key: str) -> list[dict[str, Any]]:
+    """The people of a group, newest first, each once."""
+    members = _shown(_members_of(request, group_key))
+    if not members:
+        raise NotFound(NOT_FOUND)
+    link = entities.Links(request)
+    people = {note.actor_id: note.actor for note in members}
+    return [entities.account(person, link) for person in people.values()]
+
+
+@router.post(
+    "/v2/notifications/{group_key}/dismiss",
+    auth=Token("write:notifications"),
+    response=Empty,
+)
+def dismiss_group(request: HttpRequest, group_key: str) -> dict[str, Any]:
+    """Dismiss every notification of a group."""
+    members = _members_of(request, group_key)
+    services.dismiss(user=request.user, notification_ids=[note.pk for note in members])
+    return {}

@@ -316,3 +316,22 @@ def test_the_openapi_document_lists_them(api):
         "/api/v2/notifications/unread_count",
     ):
         assert path in paths, path
+
+
+def test_a_groups_accounts_and_dismissing_a_group(api, alice, bob, carol, busy, token, run):
+    with run():
+        like(user=bob, post=busy["post"])
+    before = unread(alice)
+    groups = api.get("/api/v2/notifications", token=token).json()["notification_groups"]
+    liked = groups[0]
+    people = api.get(f"/api/v2/notifications/{liked['group_key']}/accounts", token=token)
+    assert people.status_code == 200, people.content
+    assert [a["id"] for a in people.json()] == [str(bob.pk), str(carol.pk)]
+    gone = api.post(f"/api/v2/notifications/{liked['group_key']}/dismiss", token=token)
+    assert gone.status_code == 200 and gone.json() == {}
+    assert unread(alice) == before - 2
+    after = api.get("/api/v2/notifications", token=token).json()["notification_groups"]
+    assert [g["group_key"] for g in after] == [g["group_key"] for g in groups[1:]]
+    again = api.post(f"/api/v2/notifications/{liked['group_key']}/dismiss", token=token)
+    assert again.status_code == 404
+    assert api.get("/api/v2/notifications/nope/accounts", token=token).status_code == 404

@@ -13,6 +13,8 @@ all) takes the user's row lock first and keeps it right in the same
 transaction.
 """
 
+from collections.abc import Collection
+
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Greatest
@@ -200,20 +202,21 @@ def mark_read_up_to(*, user: User, notification_id: int) -> int:
     return marked
 
 
-def dismiss(*, user: User, notification_id: int) -> None:
-    """Delete one of ``user``'s notifications (off the counter if unread); NotFound when
-    it is not theirs."""
+def dismiss(*, user: User, notification_ids: Collection[int]) -> int:
+    """Delete these notifications of ``user`` (the unread ones off the counter): how
+    many; NotFound when none of them is theirs."""
     with transaction.atomic():
         _lock_counter(user)
-        rows = Notification.objects.filter(recipient_id=user.pk, pk=notification_id)
-        found = rows.values_list("read_at").first()
-        if found is None:
+        rows = Notification.objects.filter(recipient_id=user.pk, pk__in=list(notification_ids))
+        unread = rows.filter(read_at__isnull=True).count()
+        deleted, _ = rows.delete()
+        if not deleted:
             raise NotFound("Record not found")
-        rows.delete()
-        if found[0] is None:
+        if unread:
             User.objects.filter(pk=user.pk).update(
-                unread_notifications=Greatest(F("unread_notifications") - 1, 0)
+                unread_notifications=Greatest(F("unread_notifications") - unread, 0)
             )
+    return deleted
 
 
 def clear_all(*, user: User) -> int:
