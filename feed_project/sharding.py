@@ -62,6 +62,8 @@ TABLES: dict[str, Distributed | Reference] = {
     "relations_mutedword": Distributed("user_id", primary_key=("user_id", "id")),
     "timelines_conversation": Distributed("user_id"),
     "timelines_conversationmessage": Distributed("user_id"),
+    # Read positions (Mastodon's markers), a user's two rows.
+    "timelines_marker": Distributed("user_id"),
     "relations_mute": Distributed("user_id"),
     # Who to follow (timelines.suggestions): a user's contact degrees and suggestions.
     "timelines_contact": Distributed("user_id"),

@@ -4,6 +4,7 @@
   and the user's posts in other readers' inboxes;
 - notifications to the user, by the user, or about the user's posts, with
   each recipient's unread counter;
+- their read positions (markers);
 - contact degrees and suggestions of the user and about the user;
 - the outbox rows the user owns, the fan-out rows of their posts, their
   pull-author row.
@@ -17,7 +18,14 @@ from django.db.models import F, Q
 from accounts.models import User
 from posts import ids
 from timelines import home
-from timelines.models import Conversation, ConversationMessage, FanOut, PendingTask, PullAuthor
+from timelines.models import (
+    Conversation,
+    ConversationMessage,
+    FanOut,
+    Marker,
+    PendingTask,
+    PullAuthor,
+)
 from timelines.notifications.models import Notification
 from timelines.suggestions.models import Contact, Suggestion
 
@@ -43,6 +51,7 @@ def erase_reader_and_author(*, user_id: int) -> None:
     # that no longer exist (the page skips them).
     ConversationMessage.objects.filter(user_id=user_id).delete()
     Conversation.objects.filter(user_id=user_id).delete()
+    Marker.objects.filter(user_id=user_id).delete()
 
     # Who to follow: their degrees and suggestions, and theirs in others' (every shard).
     Contact.objects.filter(Q(user_id=user_id) | Q(other_id=user_id)).delete()

@@ -121,9 +121,10 @@ class PendingTask(models.Model):
 
 # Django finds the models of the rooms inside timelines here: the home feed's inbox
 # tables (not named here: only timelines.home may use them), notifications, private
-# messages and who to follow.
+# messages, read positions and who to follow.
 from timelines.conversations.models import Conversation, ConversationMessage  # noqa: E402
 from timelines.home import _models as _home_models  # noqa: E402, F401
+from timelines.markers.models import Marker  # noqa: E402
 from timelines.notifications.models import Notification  # noqa: E402
 from timelines.suggestions.models import Contact, Suggestion  # noqa: E402
 
@@ -132,6 +133,7 @@ __all__ = [
     "Conversation",
     "ConversationMessage",
     "FanOut",
+    "Marker",
     "Notification",
     "PendingTask",
     "PullAuthor",

@@ -33,20 +33,30 @@ def conversations_page(*, user: User, cursor: Cursor, limit: int = 20) -> Page:
     queries (the page, the people, the newest messages), whatever the page holds."""
     rows = Conversation.objects.filter(user_id=user.pk)
     page = keyset_page(rows, field="last_key", cursor=cursor, limit=limit)
-    people_ids = {pk for c in page.items for pk in c.participant_ids if pk != user.pk}
+    page.items = _items(user, page.items)
+    return page
+
+
+def _items(user: User, conversations: list[Conversation]) -> list[ConversationItem]:
+    """The conversations with their people and newest messages: two queries at most."""
+    people_ids = {pk for c in conversations for pk in c.participant_ids if pk != user.pk}
     people = User.objects.in_bulk(people_ids)
-    last_ids = [ids.timeline_key_to_post_id(c.last_key) for c in page.items]
+    last_ids = [ids.timeline_key_to_post_id(c.last_key) for c in conversations]
     posts = Post.objects.with_ids(last_ids).visible().in_bulk() if last_ids else {}
     blocked = blocked_among(user.pk, people_ids) if people_ids else set()
     items = []
-    for conversation in page.items:
+    for conversation in conversations:
         last = posts.get(ids.timeline_key_to_post_id(conversation.last_key))
         if last is not None and last.author_id in blocked:
             last = None
         others = [people[pk] for pk in conversation.participant_ids if pk in people]
         items.append(ConversationItem(conversation, others, last))
-    page.items = items
-    return page
+    return items
+
+
+def conversation_item(*, user: User, key: str) -> ConversationItem:
+    """One of ``user``'s conversations as the list shows it; NotFound as ``conversation_of``."""
+    return _items(user, [conversation_of(user=user, key=key)])[0]
 
 
 def conversation_of(*, user: User, key: str) -> Conversation:

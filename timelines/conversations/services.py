@@ -4,13 +4,15 @@
 message is swept, never lost) and is idempotent: a participant's message row
 is keyed by the post's timeline key, and a conversation turns unread (and the
 participant's ``unread_conversations`` counter goes up) only when its newest
-message changes to one by someone else.
+message changes to one by someone else. ``hide`` takes one off a person's list
+(the client API's delete).
 """
 
 from django.db import transaction
 from django.db.models import F
 
 from accounts.models import User
+from feed_project.refusals import NotFound
 from posts.models import Post, Visibility
 from relations.visibility import blocked_among
 from timelines.conversations.models import Conversation, ConversationMessage
@@ -80,3 +82,20 @@ def mark_read(*, user: User, key: str) -> bool:
                 unread_conversations=F("unread_conversations") - 1
             )
     return bool(marked)
+
+
+def hide(*, user: User, key: str) -> None:
+    """Take a conversation off ``user``'s list: their copy and its messages go (off the
+    counter if it was unread); the others' copies stay, and a new message starts a new
+    copy. NotFound when ``user`` has none."""
+    with transaction.atomic():
+        found = Conversation.objects.filter(user_id=user.pk, key=key)
+        unread = found.values_list("unread", flat=True).first()
+        if unread is None:
+            raise NotFound("Record not found")
+        ConversationMessage.objects.filter(user_id=user.pk, key=key).delete()
+        found.delete()
+        if unread:
+            User.objects.filter(pk=user.pk, unread_conversations__gt=0).update(
+                unread_conversations=F("unread_conversations") - 1
+            )

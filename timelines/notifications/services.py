@@ -4,21 +4,31 @@
 constraint ``one_notification_per_event``, so a retried task or a like,
 unlike, like again notifies once) and bumps ``User.unread_notifications``
 only when a row went in. Nobody is notified of their own doing, nor of the
-doing of someone blocked either way.
+doing of someone blocked either way or muted by them (the page hides what
+came before the mute).
+
+The counter is what the site's badge and the API's unread count show: each
+way out of "unread" (mark all read, read up to a point, dismiss one, clear
+all) takes the user's row lock first and keeps it right in the same
+transaction.
 """
+
+from collections.abc import Collection
 
 from django.db import connection, transaction
 from django.db.models import F, Q
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts import unique_names
 from accounts.models import User
+from feed_project.refusals import NotFound
 from posts import ids
 from posts.mentions import mentioned_usernames
 from posts.models import Like, Post
 from posts.visibility import may_see
 from relations.models import Follower
-from relations.visibility import is_blocked_either_way
+from relations.visibility import is_blocked_either_way, is_muted
 from timelines.notifications.models import Notification
 from timelines.suggestions import contacts
 
@@ -33,6 +43,8 @@ def notify(
     ``edit``: for an "edited" notification, the version the edit replaced.
     """
     if recipient_id == actor_id or is_blocked_either_way(recipient_id, actor_id):
+        return False
+    if is_muted(recipient_id, actor_id):
         return False
     table = Notification._meta.db_table
     with transaction.atomic():
@@ -161,11 +173,56 @@ def notify_edited(*, post_id: str, version: int) -> int:
 def mark_all_read(*, user: User) -> int:
     """Mark every unread notification of ``user`` read and reset the counter."""
     with transaction.atomic():
-        # The user row first: a notify() committing meanwhile waits here, and
-        # its row and its +1 both land after the reset.
-        User.objects.select_for_update(no_key=True).filter(pk=user.pk).values("pk").get()
+        _lock_counter(user)
         marked = Notification.objects.filter(recipient_id=user.pk, read_at__isnull=True).update(
             read_at=timezone.now()
         )
         User.objects.filter(pk=user.pk).update(unread_notifications=0)
     return marked
+
+
+def _lock_counter(user: User) -> None:
+    """The user row first: a notify() committing meanwhile waits here, and its row and
+    its +1 both land after this change."""
+    User.objects.select_for_update(no_key=True).filter(pk=user.pk).values("pk").get()
+
+
+def mark_read_up_to(*, user: User, notification_id: int) -> int:
+    """Mark ``user``'s unread notifications up to ``notification_id`` (a client's read
+    position) read, and take them off the counter: how many."""
+    with transaction.atomic():
+        _lock_counter(user)
+        marked = Notification.objects.filter(
+            recipient_id=user.pk, read_at__isnull=True, id__lte=notification_id
+        ).update(read_at=timezone.now())
+        if marked:
+            User.objects.filter(pk=user.pk).update(
+                unread_notifications=Greatest(F("unread_notifications") - marked, 0)
+            )
+    return marked
+
+
+def dismiss(*, user: User, notification_ids: Collection[int]) -> int:
+    """Delete these notifications of ``user`` (the unread ones off the counter): how
+    many; NotFound when none of them is theirs."""
+    with transaction.atomic():
+        _lock_counter(user)
+        rows = Notification.objects.filter(recipient_id=user.pk, pk__in=list(notification_ids))
+        unread = rows.filter(read_at__isnull=True).count()
+        deleted, _ = rows.delete()
+        if not deleted:
+            raise NotFound("Record not found")
+        if unread:
+            User.objects.filter(pk=user.pk).update(
+                unread_notifications=Greatest(F("unread_notifications") - unread, 0)
+            )
+    return deleted
+
+
+def clear_all(*, user: User) -> int:
+    """Delete every notification of ``user`` and reset the counter: how many."""
+    with transaction.atomic():
+        _lock_counter(user)
+        deleted, _ = Notification.objects.filter(recipient_id=user.pk).delete()
+        User.objects.filter(pk=user.pk).update(unread_notifications=0)
+    return deleted
