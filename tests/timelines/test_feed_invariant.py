@@ -6,7 +6,9 @@ accounts the reader follows now and the reader's own, less deleted or hidden
 posts and blocked or muted authors, newest first. Hypothesis drives random
 histories through the real services, on PostgreSQL and Redis, with Celery
 eager (the queue drains inside each step), and walks every reader's feed page
-by page from both ends.
+by page from both ends, through the engine as the pages read it and through
+the client API as an app reads it (``GET /api/v1/timelines/home``, paged by
+its ``Link`` headers).
 """
 
 import contextlib
@@ -687,7 +689,12 @@ class FeedMachine(RuleBasedStateMachine):
     @rule()
     def check_every_feed(self) -> None:
         """Every reader's feed, page by page from both ends and between them, equals
-        the reference's pages at the same cursors, and shows what it says."""
+        the reference's pages at the same cursors, and shows what it says; so does the
+        home timeline an app reads through the API.
+
+        The API is read here, where the engine is, and not after every step: each of
+        its pages is a whole request, and whatever a step broke is still in the feed
+        at the next check (this rule, or the teardown's)."""
         self.settle()
         for user_id in User.objects.values_list("pk", flat=True):
             reader = visit(user_id)
