@@ -8,6 +8,7 @@ seconds per request of the gunicorn workers and of the PostgreSQL backends
 serving them (read from /proc), with Redis's whole-server CPU beside them.
 """
 
+import json
 import os
 import re
 import shutil
@@ -82,6 +83,9 @@ class Target:
     name: str
     path: str
     articles: int  # <article data-post-id> the page must hold, checked before measuring
+    # A header sent instead of the session cookie (an API client's bearer token): the
+    # answer is then a JSON list of ``articles`` statuses.
+    header: str | None = None
 
 
 def check_database() -> None:
@@ -296,8 +300,12 @@ def gunicorn(*, workers: int, worker_class: str, threads: int, log: Log) -> Iter
                 continue
 
 
-def fetch(server: Server, path: str, cookie: str) -> tuple[int, str, list[str]]:
-    request = urllib.request.Request(server.url + path, headers={"Cookie": cookie})
+def fetch(
+    server: Server, path: str, cookie: str, header: str | None = None
+) -> tuple[int, str, list[str]]:
+    """GET ``path`` with the cookie, or with ``header`` ("Name: value") instead."""
+    name, value = header.split(": ", 1) if header else ("Cookie", cookie)
+    request = urllib.request.Request(server.url + path, headers={name: value})
     with urllib.request.urlopen(request, timeout=30) as response:
         body = response.read().decode()
         return response.status, body, response.headers.get_all("Set-Cookie") or []
@@ -313,7 +321,12 @@ def signed_in_cookie(server: Server, session: str) -> str:
 def check_pages(server: Server, pages: list[Target], cookie: str) -> None:
     """Every page answers 200, signed in, with the articles it should show."""
     for page in pages:
-        status, body, _ = fetch(server, page.path, cookie)
+        status, body, _ = fetch(server, page.path, cookie, page.header)
+        if page.header:
+            found = len(json.loads(body)) if status == 200 else 0
+            if status != 200 or found != page.articles:
+                raise HttpBenchError(f"{page.path}: status {status}, {found} statuses")
+            continue
         found = body.count("data-post-id=")
         if status != 200 or found != page.articles:
             raise HttpBenchError(
@@ -412,7 +425,8 @@ def drive(
     workers = server.worker_pids()
     before = (_cpu_seconds(workers), _cpu_seconds(_postgres_backends()), _redis_cpu(redis_client))
     command = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency"]
-    command += ["--timeout", "10s", "-H", f"Cookie: {cookie}", server.url + page.path]
+    header = page.header or f"Cookie: {cookie}"
+    command += ["--timeout", "10s", "-H", header, server.url + page.path]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     after = (_cpu_seconds(workers), _cpu_seconds(_postgres_backends()), _redis_cpu(redis_client))
     requests, elapsed, p50, p99 = parse_wrk(output)
@@ -442,12 +456,20 @@ class RunOptions:
     threads: int = 1
 
 
-def run(world: World, spec: HttpSpec, options: RunOptions, *, log: Log) -> list[Figures]:
+def run(
+    world: World,
+    spec: HttpSpec,
+    options: RunOptions,
+    *,
+    log: Log,
+    pages: list[Target] | None = None,
+) -> list[Figures]:
+    """Each page (``targets``' unless given) driven in turn, round after round."""
     if shutil.which("wrk") is None:
         raise HttpBenchError(
             "bench_http drives the pages with wrk: `apt-get install wrk` (or `make wrk`)."
         )
-    pages = targets(world, spec)
+    pages = pages or targets(world, spec)
     session = session_cookie(world.reader)
     redis_client = redis.Redis.from_url(settings.REDIS_URL)
     figures = [Figures(page) for page in pages]

@@ -6,19 +6,25 @@ accounts the reader follows now and the reader's own, less deleted or hidden
 posts and blocked or muted authors, newest first. Hypothesis drives random
 histories through the real services, on PostgreSQL and Redis, with Celery
 eager (the queue drains inside each step), and walks every reader's feed page
-by page from both ends.
+by page from both ends, through the engine as the pages read it and through
+the client API as an app reads it (``GET /api/v1/timelines/home``, paged by
+its ``Link`` headers).
 """
 
 import contextlib
 from datetime import timedelta
+from importlib import import_module
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+import requests.utils
 from django.apps import apps
 from django.conf import settings as django_settings
 from django.core.cache import cache as django_cache
 from django.db import connection, transaction
-from django.test import override_settings
+from django.test import Client, override_settings
 from django.utils import timezone
+from hypothesis import Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -30,6 +36,8 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from oauth2_provider.models import get_access_token_model, get_application_model
+from oauthlib.common import generate_token
 
 from accounts.models import User
 from accounts.services import create_user, refresh_last_active, update_profile
@@ -76,7 +84,7 @@ USER_ID_STEP = 10
 def project_tables() -> list[str]:
     return [
         model._meta.db_table
-        for label in ("accounts", "posts", "relations", "timelines")
+        for label in ("accounts", "posts", "relations", "timelines", "api")
         for model in apps.get_app_config(label).get_models(include_auto_created=True)
         if model._meta.db_table not in KEPT_TABLES
     ]
@@ -189,6 +197,98 @@ def walk_between(reader: User, expected: list[str]) -> list[str]:
     raise AssertionError("paging did not end")
 
 
+API_HOME = "/api/v1/timelines/home"
+# What a status of the API says of the entry it stands for: its id, whose entry it is
+# (a repost's is the reposter's), and for a repost the original's id.
+Shown = tuple[str, str, str | None]
+
+
+def api_token(user_id: int) -> str:
+    """A bearer token of ``user_id`` for an app that reads, as an app signed in holds."""
+    app, _ = get_application_model().objects.get_or_create(
+        name="feed machine",
+        defaults={
+            "redirect_uris": "urn:ietf:wg:oauth:2.0:oob",
+            "client_type": "confidential",
+            "authorization_grant_type": "authorization-code",
+            "scopes": "read",
+        },
+    )
+    value = generate_token()
+    get_access_token_model().objects.create(
+        user_id=user_id,
+        application=app,
+        token=value,
+        scope="read",
+        expires=timezone.now() + timedelta(days=1),
+    )
+    return value
+
+
+def api_expected(expected: list[str], items: list[tuple[str, str, str | None]]) -> list[Shown]:
+    """The reference's entries (keys and ``reference_item``s) as the API's statuses."""
+    return [
+        (
+            ids.decimal_of_key(key),
+            str(ids.author_of_timeline_key(key)),
+            None
+            if shown_id == ids.timeline_key_to_post_id(key)
+            else ids.decimal_of_key(ids.post_id_to_timeline_key(shown_id)),
+        )
+        for key, (shown_id, _, _) in zip(expected, items, strict=True)
+    ]
+
+
+def api_page(token: str, params: dict[str, str]) -> tuple[list[Shown], dict[str, dict]]:
+    """One page of the home timeline through the API, and its Link header's parameters
+    by rel."""
+    response = Client().get(API_HOME, params, headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 200, (params, response.content)
+    statuses = [
+        (
+            status["id"],
+            status["account"]["id"],
+            status["reblog"]["id"] if status["reblog"] else None,
+        )
+        for status in response.json()
+    ]
+    rels = {
+        link["rel"]: dict(parse_qsl(urlsplit(link["url"]).query))
+        for link in requests.utils.parse_header_links(response.get("Link", ""))
+    }
+    return statuses, rels
+
+
+def api_walks(token: str, expected: list[Shown]) -> None:
+    """The reader's home timeline as an app reads it equals the reference: down from the
+    top through rel="next" (``max_id``) to the end; back up from the last page through
+    rel="prev" (``min_id``: the page just above, newest first) until an empty page; and
+    ``since_id`` of the oldest entry: the newest page above it."""
+    down, params, last, rels = [], {"limit": str(PAGE)}, [], {}
+    for _ in range(500):
+        last, rels = api_page(token, params)
+        down += last
+        if "next" not in rels:
+            break
+        params = rels["next"]
+    else:
+        raise AssertionError("paging down did not end")
+    assert down == expected
+    up = last
+    for _ in range(500):
+        if "prev" not in rels:
+            break
+        page, rels = api_page(token, rels["prev"])
+        assert page == expected[: len(expected) - len(up)][-PAGE:], rels
+        up = page + up
+    else:
+        raise AssertionError("paging up did not end")
+    assert up == expected
+    if expected:
+        since, _ = api_page(token, {"limit": str(PAGE), "since_id": expected[-1][0]})
+        assert since == expected[:-1][:PAGE]
+
+
 def assert_complete_above_oldest(stored: list[str], reader_id: int, feed: list[str]) -> None:
     """The engine's own invariant, for the table and for the cache alike.
 
@@ -275,6 +375,7 @@ class FeedMachine(RuleBasedStateMachine):
         self.count = 0
         self.posted: list[str] = []  # every post made, for quotes to draw from
         self.edits = 0
+        self.tokens: dict[int, str] = {}  # each user's bearer token, for the API's reads
 
     @initialize(
         target=users,
@@ -357,6 +458,7 @@ class FeedMachine(RuleBasedStateMachine):
             )
         user = create_user(username=f"u{self.count}", password="pw-long-enough-1")
         refresh_last_active(user=user)
+        self.tokens[user.pk] = api_token(user.pk)
         return user.pk
 
     @precondition(lambda self: self.count < 4)
@@ -587,16 +689,23 @@ class FeedMachine(RuleBasedStateMachine):
     @rule()
     def check_every_feed(self) -> None:
         """Every reader's feed, page by page from both ends and between them, equals
-        the reference's pages at the same cursors, and shows what it says."""
+        the reference's pages at the same cursors, and shows what it says; so does the
+        home timeline an app reads through the API.
+
+        The API is read here, where the engine is, and not after every step: each of
+        its pages is a whole request, and whatever a step broke is still in the feed
+        at the next check (this rule, or the teardown's)."""
         self.settle()
         for user_id in User.objects.values_list("pk", flat=True):
             reader = visit(user_id)
             expected = reference(user_id)
             seen: list = []
             assert walk_down(reader, expected, seen) == expected
-            assert seen == [reference_item(reader_id=user_id, key=key) for key in expected]
+            items = [reference_item(reader_id=user_id, key=key) for key in expected]
+            assert seen == items
             assert walk_up(reader, expected) == expected
             assert walk_between(reader, expected) == expected[1:-1]
+            api_walks(self.tokens[user_id], api_expected(expected, items))
             inbox_keys = list(
                 InboxEntry.objects.filter(reader_id=user_id).values_list("timeline_key", flat=True)
             )
@@ -629,3 +738,53 @@ def test_home_feed_equals_pull_model_after_any_history(feed_limits, routed, held
         # the test under two minutes on a loaded machine.
         settings=machine_settings(examples=20, steps=12),
     )
+
+
+def _reposts_dropped(statuses):
+    """``api.entities.statuses`` leaving out the entries that are reposts."""
+
+    def planted(request, entries):
+        return statuses(request, [(key, post) for key, post in entries if key == post.timeline_key])
+
+    return planted
+
+
+def _next_link_inclusive(link_header):
+    """``Link``'s rel="next" naming the last status's id plus one: the next page starts
+    with the status the page ended with."""
+
+    def planted(request, response, first, last, more):
+        link_header(request, response, first, last and str(int(last) + 1), more)
+
+    return planted
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("module", "name", "plant"),
+    [
+        ("api.entities", "statuses", _reposts_dropped),
+        ("api.timelines", "link_header", _next_link_inclusive),
+    ],
+    ids=["reposts-dropped", "next-link-inclusive"],
+)
+def test_the_api_reader_catches_a_bug_only_the_api_has(
+    feed_limits, monkeypatch, module, name, plant
+):
+    """A bug planted in the API's home timeline, which the engine's own walks cannot see,
+    fails the machine through its API reader. Generation only (a found failure is not
+    shrunk; the run ends at the first, so the budget costs nothing once it is found),
+    the same examples each run, and no example database (the planted failure must not
+    replay elsewhere)."""
+    monkeypatch.setattr(f"{module}.{name}", plant(getattr(import_module(module), name)))
+    with pytest.raises(AssertionError) as failed:
+        run_state_machine_as_test(
+            FeedMachine,
+            settings=settings(
+                machine_settings(examples=50, steps=12),
+                phases=[Phase.generate],
+                database=None,
+                derandomize=True,
+            ),
+        )
+    assert "api_walks" in {entry.name for entry in failed.traceback}, failed.getrepr()

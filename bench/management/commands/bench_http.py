@@ -6,6 +6,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from bench import http as bench
+from bench import http_api
+
+# --api: five runs of each, as the API's target is judged at the median of five.
+API_ROUNDS = 5
 
 
 class Command(BaseCommand):
@@ -32,8 +36,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--rounds",
             type=int,
-            default=defaults.rounds,
-            help="rounds; each drives every page in turn",
+            default=None,
+            help=f"rounds; each drives every page in turn ({defaults.rounds}; "
+            f"{API_ROUNDS} with --api)",
+        )
+        parser.add_argument(
+            "--api",
+            action="store_true",
+            help="the client API's home timeline (bearer token) against the HTML home page "
+            "(session cookie), same reader, and a status's CPU in process",
         )
         parser.add_argument(
             "--connections", type=int, default=defaults.connections, help="wrk's open connections"
@@ -58,11 +69,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
+            defaults = bench.RunOptions()
             bench.check_database()
             spec = bench.QUICK if options["quick"] else bench.FULL
             run = bench.RunOptions(
                 seconds=1 if options["quick"] else options["seconds"],
-                rounds=1 if options["quick"] else options["rounds"],
+                rounds=1
+                if options["quick"]
+                else options["rounds"] or (API_ROUNDS if options["api"] else defaults.rounds),
                 warmup=1 if options["quick"] else bench.RunOptions.warmup,
                 connections=options["connections"],
                 workers=options["workers"],
@@ -74,9 +88,15 @@ class Command(BaseCommand):
             world = bench.ensure_world(
                 spec, rebuild=options["rebuild_world"], log=self.stdout.write
             )
-            figures = bench.run(world, spec, run, log=self.stdout.write)
+            pages = http_api.targets(world) if options["api"] else None
+            figures = bench.run(world, spec, run, log=self.stdout.write, pages=pages)
         except bench.HttpBenchError as exc:
             raise CommandError(str(exc)) from exc
-        for line in bench.report(figures, run):
+        if options["api"]:
+            cost = http_api.status_cost(world, iterations=20 if options["quick"] else None)
+            lines = http_api.report(figures, run, cost)
+        else:
+            lines = bench.report(figures, run)
+        for line in lines:
             self.stdout.write(line)
         self.stdout.write(f"Load average {bench.load()} at the end.")
