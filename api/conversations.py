@@ -12,11 +12,12 @@ deleting one takes it off the person's list (``hide``).
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Query, Router, Schema
+from ninja import Query, Router
 
 from api import entities, schemas
 from api.auth import Token
 from api.paging import PageQuery, link_header
+from api.schemas import Entity
 from posts import ids
 from posts.models import Post
 from timelines.conversations import selectors, services
@@ -26,14 +27,14 @@ router = Router(tags=["conversations"])
 AUTHOR = Post._meta.get_field("author")
 
 
-class ConversationOut(Schema):
+class ConversationOut(Entity):
     id: str
     unread: bool
     accounts: list[schemas.Account]
     last_status: schemas.Status | None
 
 
-class Empty(Schema):
+class Empty(Entity):
     pass
 
 

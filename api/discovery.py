@@ -16,11 +16,12 @@ them again.
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Router
 
 from accounts.models import User
 from api import entities, hashtags, schemas
 from api.auth import Token
+from api.schemas import Entity
 from posts.tags import trending
 from timelines.suggestions.ranking import KEPT, forget, suggestions_for
 
@@ -60,7 +61,7 @@ SUGGESTION_LIMIT = 40
 SUGGESTION_MAX = 80
 
 
-class FollowSuggestion(Schema):
+class FollowSuggestion(Entity):
     source: str
     sources: list[str]
     account: schemas.Account

@@ -11,19 +11,18 @@ here yet.
 from datetime import UTC, datetime
 from typing import Any
 
-from ninja import Schema
-
 from api.entities import Links
+from api.schemas import Entity
 from posts.tags import trending
 
 
-class TagHistory(Schema):
+class TagHistory(Entity):
     day: str
     uses: str
     accounts: str
 
 
-class Tag(Schema):
+class Tag(Entity):
     name: str
     url: str
     history: list[TagHistory]

@@ -27,12 +27,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import re_path
 from django.utils import timezone
 from django.views.decorators.http import require_safe
-from ninja import Router, Schema
+from ninja import Router
 
 from accounts import registration
 from accounts.models import User
 from api import entities, schemas
 from api.errors import error
+from api.schemas import Entity
 from feed_project import images
 from feed_project.refusals import NotFound
 from posts import media
@@ -55,7 +56,7 @@ USAGE_SECONDS = 600
 router = Router(tags=["instance"])
 
 
-class InstanceV2(Schema):
+class InstanceV2(Entity):
     domain: str
     title: str
     version: str
@@ -71,7 +72,7 @@ class InstanceV2(Schema):
     rules: list[Any]
 
 
-class InstanceV1(Schema):
+class InstanceV1(Entity):
     uri: str
     title: str
     short_description: str

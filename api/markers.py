@@ -14,13 +14,14 @@ from ninja import Field, Query, Router, Schema
 
 from api import entities
 from api.auth import Token
+from api.schemas import Entity
 from timelines.markers import selectors, services
 from timelines.markers.models import Marker
 
 router = Router(tags=["markers"])
 
 
-class MarkerOut(Schema):
+class MarkerOut(Entity):
     last_read_id: str
     version: int
     updated_at: str

@@ -20,9 +20,9 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Schema
 
 from api import entities, schemas
+from api.schemas import Entity
 from timelines.notifications.models import Notification
 
 Kind = Notification.Kind
@@ -47,7 +47,7 @@ GROUP_HOURS = 12
 SAMPLE_ACCOUNTS = 8
 
 
-class NotificationOut(Schema):
+class NotificationOut(Entity):
     id: str
     type: str
     created_at: str
@@ -56,7 +56,7 @@ class NotificationOut(Schema):
     status: schemas.Status | None = None
 
 
-class NotificationGroup(Schema):
+class NotificationGroup(Entity):
     group_key: str
     notifications_count: int
     type: str
@@ -68,7 +68,7 @@ class NotificationGroup(Schema):
     status_id: str | None = None
 
 
-class GroupedNotifications(Schema):
+class GroupedNotifications(Entity):
     accounts: list[schemas.Account]
     statuses: list[schemas.Status]
     notification_groups: list[NotificationGroup]

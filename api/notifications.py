@@ -34,6 +34,7 @@ from api.notification_entities import (
     with_statuses,
 )
 from api.paging import link_header
+from api.schemas import Entity
 from api.statuses import post_id_of
 from feed_project.pagination import Cursor
 from feed_project.refusals import Invalid, NotFound
@@ -136,11 +137,11 @@ class UnreadQuery(Filters):
         return max(1, min(self.limit, MAX_UNREAD_LIMIT))
 
 
-class Count(Schema):
+class Count(Entity):
     count: int
 
 
-class Empty(Schema):
+class Empty(Entity):
     pass
 
 

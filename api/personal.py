@@ -27,6 +27,7 @@ from api import entities, schemas
 from api.auth import Token
 from api.errors import RateLimited, Unprocessable
 from api.paging import DEFAULT_LIMIT, MAX_LIMIT, link_header
+from api.schemas import Entity
 from feed_project.pagination import Cursor
 from feed_project.ratelimits import retry_after
 from feed_project.refusals import Invalid, NotFound
@@ -45,7 +46,7 @@ NO_SUCH_FILTER = "Record not found"
 HIGHEST_LIKE = "9" * 40  # above every like cursor (posts.liked_posts.is_like_cursor)
 
 
-class Preferences(Schema):
+class Preferences(Entity):
     posting_default_visibility: str = Field(alias="posting:default:visibility")
     posting_default_sensitive: bool = Field(alias="posting:default:sensitive")
     posting_default_language: str | None = Field(alias="posting:default:language")
@@ -53,13 +54,13 @@ class Preferences(Schema):
     reading_expand_spoilers: bool = Field(alias="reading:expand:spoilers")
 
 
-class FilterKeyword(Schema):
+class FilterKeyword(Entity):
     id: str
     keyword: str
     whole_word: bool
 
 
-class FilterV2(Schema):
+class FilterV2(Entity):
     id: str
     title: str
     context: list[str]
@@ -69,7 +70,7 @@ class FilterV2(Schema):
     statuses: list[Any]
 
 
-class FilterV1(Schema):
+class FilterV1(Entity):
     id: str
     phrase: str
     context: list[str]

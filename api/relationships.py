@@ -25,6 +25,7 @@ from api.accounts import person
 from api.auth import Token
 from api.errors import RateLimited
 from api.relation_paging import RelationPageQuery, answer
+from api.schemas import Entity
 from feed_project.ratelimits import retry_after
 from feed_project.refusals import NotFound
 from relations import selectors, services
@@ -34,7 +35,7 @@ NO_REQUEST = "Record not found"
 MAX_IDS = 100  # people asked about at once; more are left out
 
 
-class Relationship(Schema):
+class Relationship(Entity):
     id: str
     following: bool
     showing_reblogs: bool

@@ -3,16 +3,23 @@ Account, Status and their parts, as ``api.entities`` builds them."""
 
 from typing import Any
 
-from ninja import Schema
+from pydantic import BaseModel
 
 
-class Field(Schema):
+class Entity(BaseModel):
+    """An answer's shape. Answers are plain dicts, built by ``api.entities`` and the
+    areas' modules, so pydantic checks them directly: ninja's ``Schema`` reads each
+    field through a getter made for model instances, which cost a third of a home
+    page (docs/BENCHMARKS.md, "The client API's home timeline")."""
+
+
+class Field(Entity):
     name: str
     value: str
     verified_at: str | None = None
 
 
-class Account(Schema):
+class Account(Entity):
     id: str
     username: str
     acct: str
@@ -37,7 +44,7 @@ class Account(Schema):
     fields: list[Field]
 
 
-class Source(Schema):
+class Source(Entity):
     """What the signed-in user typed, and what their settings say."""
 
     privacy: str
@@ -52,19 +59,19 @@ class CredentialAccount(Account):
     source: Source
 
 
-class Mention(Schema):
+class Mention(Entity):
     id: str
     username: str
     acct: str
     url: str
 
 
-class Tag(Schema):
+class Tag(Entity):
     name: str
     url: str
 
 
-class MediaAttachment(Schema):
+class MediaAttachment(Entity):
     id: str
     type: str
     url: str
@@ -77,20 +84,20 @@ class MediaAttachment(Schema):
     blurhash: str | None
 
 
-class QuoteApproval(Schema):
+class QuoteApproval(Entity):
     automatic: list[str]
     manual: list[str]
     current_user: str
 
 
-class Quote(Schema):
+class Quote(Entity):
     """What a status quotes: ``quoted_status`` is null unless ``state`` is "accepted"."""
 
     state: str
     quoted_status: "Status | None"
 
 
-class Status(Schema):
+class Status(Entity):
     id: str
     created_at: str
     in_reply_to_id: str | None
@@ -134,7 +141,7 @@ class DeletedStatus(Status):
     text: str
 
 
-class App(Schema):
+class App(Entity):
     id: str
     name: str
     website: str | None = None

@@ -18,11 +18,12 @@ from urllib.parse import urlsplit
 
 from django.http import HttpRequest
 from django.urls import Resolver404, resolve
-from ninja import Query, Router, Schema
+from ninja import Query, Router
 
 from api import entities, hashtags, schemas, statuses
 from api.auth import Token
 from api.paging import PageQuery
+from api.schemas import Entity
 from feed_project.refusals import NotFound
 from posts.search import checked_query, search_people, search_posts
 from posts.selectors import visible_post
@@ -34,7 +35,7 @@ router = Router(tags=["search"])
 KINDS = ("accounts", "statuses", "hashtags")
 
 
-class Results(Schema):
+class Results(Entity):
     accounts: list[schemas.Account]
     statuses: list[schemas.Status]
     hashtags: list[hashtags.Tag]

@@ -20,6 +20,7 @@ from api import entities, schemas
 from api.auth import Token
 from api.errors import RateLimited, Unprocessable
 from api.paging import PageQuery, link_header
+from api.schemas import Entity
 from api.status_lookup import NOT_FOUND, UNVERIFIED, one, post_id_of, viewer_id
 from feed_project.pagination import Cursor, Page
 from feed_project.ratelimits import retry_after
@@ -30,12 +31,12 @@ from posts.models import Post
 router = Router(tags=["statuses"])
 
 
-class Context(Schema):
+class Context(Entity):
     ancestors: list[schemas.Status]
     descendants: list[schemas.Status]
 
 
-class StatusEdit(Schema):
+class StatusEdit(Entity):
     content: str
     spoiler_text: str
     sensitive: bool
@@ -46,7 +47,7 @@ class StatusEdit(Schema):
     emojis: list[Any]
 
 
-class StatusSource(Schema):
+class StatusSource(Entity):
     id: str
     text: str
     spoiler_text: str
