@@ -144,7 +144,7 @@ def _relation_list(
     viewer = request.user if request.user.is_authenticated else None
     page = read(user=owner, viewer=viewer, cursor=query.cursor(), limit=query.size)
     link = entities.Links(request)
-    return [entities.account(user, link) for user in answer(request, response, page)]
+    return [entities.account(user, link) for user in answer(request, response, query, page)]
 
 
 @router.get(

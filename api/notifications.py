@@ -12,7 +12,7 @@ Mastodon's Notification, the kinds as its types and the grouping: ``api.notifica
 """
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema
@@ -33,7 +33,7 @@ from api.notification_entities import (
     type_of,
     with_statuses,
 )
-from api.paging import link_header
+from api.paging import Paging, link_header
 from api.schemas import Entity
 from api.statuses import post_id_of
 from feed_project.pagination import Cursor
@@ -48,16 +48,6 @@ DEFAULT_LIMIT = 40
 MAX_LIMIT = 80
 UNREAD_LIMIT = 100
 MAX_UNREAD_LIMIT = 1000
-# The highest row id a cursor may name: the top, for a since_id page.
-TOP = "9" * 18
-
-
-def _notification_id(name: str, value: str | None) -> str | None:
-    if value is None or value == "":
-        return None
-    if not selectors.is_cursor(value):
-        raise Invalid(f"{name} is not a notification id")
-    return str(int(value))
 
 
 class Filters(Schema):
@@ -88,34 +78,21 @@ class Filters(Schema):
         return selectors.Only(kinds=kinds, actor_id=actor_id)
 
 
-class NotificationPage(Filters):
-    """Mastodon's paging, by notification ids."""
+class NotificationPage(Filters, Paging):
+    """Mastodon's paging, by notification ids (their row ids)."""
 
-    max_id: str | None = None
-    since_id: str | None = None
-    min_id: str | None = None
     limit: int = DEFAULT_LIMIT
+    TOP: ClassVar[str] = "9" * 18  # above every row id, for a since_id page
+    WHAT: ClassVar[str] = "notification id"
+    MOST: ClassVar[int] = MAX_LIMIT
 
-    @property
-    def size(self) -> int:
-        return max(1, min(self.limit, MAX_LIMIT))
+    @classmethod
+    def cursor_of(cls, value: str) -> str | None:
+        return str(int(value)) if selectors.is_cursor(value) else None
 
-    def cursor(self) -> Cursor:
-        high = _notification_id("max_id", self.max_id)
-        since = _notification_id("since_id", self.since_id)
-        low = _notification_id("min_id", self.min_id)
-        if low is not None:
-            return Cursor(after=low)
-        if since is not None:
-            return Cursor(before=high or TOP, after=since)
-        return Cursor(before=high)
-
-    def keep(self, notes: list[Notification]) -> list[Notification]:
-        """A ``min_id`` page drops what lies at or above ``max_id``."""
-        high = _notification_id("max_id", self.max_id)
-        if self.min_id and high is not None:
-            return [note for note in notes if note.pk < int(high)]
-        return notes
+    @classmethod
+    def order(cls, cursor: str) -> Any:
+        return int(cursor)
 
 
 class GroupedPage(NotificationPage):
@@ -158,7 +135,7 @@ def notifications(
     page = selectors.notifications_page(
         user=request.user, cursor=query.cursor(), limit=query.size, only=query.only()
     )
-    kept = query.keep(page.items)
+    kept = query.keep(page.items, lambda note: str(note.pk))
     _links(request, response, page, kept)
     notes, statuses = with_statuses(request, kept)
     link = entities.Links(request)
@@ -216,7 +193,7 @@ def grouped_notifications(
     page = selectors.notifications_page(
         user=request.user, cursor=query.cursor(), limit=query.size, only=query.only()
     )
-    kept = query.keep(page.items)
+    kept = query.keep(page.items, lambda note: str(note.pk))
     _links(request, response, page, kept)
     return grouped(request, kept, query.groupable())
 

@@ -18,7 +18,7 @@ days, as the page keeps them; whether it matches whole words is the site's rule
 (all but CJK phrases), not the client's. Editing a filter is not done here.
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema
@@ -26,11 +26,10 @@ from ninja import Field, Query, Router, Schema
 from api import entities, schemas
 from api.auth import Token
 from api.errors import RateLimited, Unprocessable
-from api.paging import DEFAULT_LIMIT, MAX_LIMIT, link_header
+from api.paging import Paging, link_header
 from api.schemas import Entity
-from feed_project.pagination import Cursor
 from feed_project.ratelimits import retry_after
-from feed_project.refusals import Invalid, NotFound
+from feed_project.refusals import NotFound
 from posts.forms import PostForm
 from posts.liked_posts import is_like_cursor, liked_posts_page
 from relations.models import MutedWord
@@ -103,23 +102,19 @@ class NewFilterV1(Schema):
     expires_in: int | None = Field(default=None, ge=1)
 
 
-class FavouritesQuery(Schema):
-    max_id: str | None = None
-    since_id: str | None = None
-    min_id: str | None = None
-    limit: int = DEFAULT_LIMIT
+class FavouritesQuery(Paging):
+    """Paging by a like's place in the list (``posts.liked_posts``), not a status id."""
 
-    def cursor(self) -> Cursor:
-        """The cursor in like cursors; Invalid for anything that is none."""
-        for name in ("max_id", "since_id", "min_id"):
-            value = getattr(self, name)
-            if value not in (None, "") and not is_like_cursor(value):
-                raise Invalid(f"{name} is not a favourite id")
-        if self.min_id:
-            return Cursor(after=self.min_id)
-        if self.since_id:
-            return Cursor(before=self.max_id or HIGHEST_LIKE, after=self.since_id)
-        return Cursor(before=self.max_id or None)
+    TOP: ClassVar[str] = HIGHEST_LIKE
+    WHAT: ClassVar[str] = "favourite id"
+
+    @classmethod
+    def cursor_of(cls, value: str) -> str | None:
+        return value if is_like_cursor(value) else None
+
+    @classmethod
+    def order(cls, cursor: str) -> Any:
+        return int(cursor)
 
 
 def _expiry(word: MutedWord) -> str | None:
@@ -253,9 +248,8 @@ def delete_filter_v1(request: HttpRequest, filter_id: str) -> dict[str, Any]:
 def favourites(
     request: HttpRequest, response: HttpResponse, query: Query[FavouritesQuery]
 ) -> list[dict[str, Any]]:
-    size = max(1, min(query.limit, MAX_LIMIT))
-    page = liked_posts_page(user=request.user, cursor=query.cursor(), limit=size)
-    items = page.items
+    page = liked_posts_page(user=request.user, cursor=query.cursor(), limit=query.size)
+    items = query.keep(page.items, lambda item: item[0])
     if items or page.older:
         first = items[0][0] if items else page.older
         last = page.older or items[-1][0]

@@ -219,7 +219,7 @@ def follow_requests(
     page = selectors.follow_requests_page(
         user=request.user, cursor=query.cursor(), limit=query.size
     )
-    return _accounts(request, answer(request, response, page))
+    return _accounts(request, answer(request, response, query, page))
 
 
 @router.post(
@@ -253,7 +253,7 @@ def blocks(
     request: HttpRequest, response: HttpResponse, query: Query[RelationPageQuery]
 ) -> list[dict[str, Any]]:
     page = selectors.blocks_page(user=request.user, cursor=query.cursor(), limit=query.size)
-    return _accounts(request, answer(request, response, page))
+    return _accounts(request, answer(request, response, query, page))
 
 
 @router.get("/v1/mutes", auth=Token("read:mutes"), response=list[schemas.Account])
@@ -261,4 +261,4 @@ def mutes(
     request: HttpRequest, response: HttpResponse, query: Query[RelationPageQuery]
 ) -> list[dict[str, Any]]:
     page = selectors.mutes_page(user=request.user, cursor=query.cursor(), limit=query.size)
-    return _accounts(request, answer(request, response, page))
+    return _accounts(request, answer(request, response, query, page))
