@@ -5,26 +5,17 @@ from urllib.parse import quote
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from posts import ids
 from posts.services import create_post
+from tests.api.hostile import FUZZ, json_and_not_5xx, nasty
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
-FUZZ = settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    database=None,
-)
-NASTY = st.one_of(
-    st.sampled_from(["", "\x00", "-1", "0", "9" * 40, "1e9", "' OR 1=1 --", "١٢٣", "007"]),
-    st.text(max_size=40),
-    st.integers(-(2**70), 2**90),
-)
+NASTY = nasty("007") | st.integers(-(2**70), 2**90)  # ids sent as JSON numbers too
 
 
 @pytest.fixture
@@ -35,11 +26,6 @@ def fuzzer(db):
 @pytest.fixture
 def token(fuzzer, make_token):
     return make_token(fuzzer)
-
-
-def json_and_not_5xx(response):
-    assert response.status_code < 500, response.content[:300]
-    assert response["Content-Type"].startswith("application/json"), response.content[:300]
 
 
 @FUZZ

@@ -3,36 +3,19 @@
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
+from tests.api.hostile import FUZZ, json_and_not_5xx, nasty
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
-FUZZ = settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    database=None,
-)
-NASTY = st.one_of(
-    st.sampled_from(
-        ["", "\x00", "-1", "0", "9" * 40, "1e9", "<script>", "' OR 1=1 --", "١٢٣", "ZZZZ"]
-    ),
-    st.text(max_size=60),
-    st.integers(-(2**70), 2**90).map(str),
-)
+NASTY = nasty("ZZZZ")
 
 
 @pytest.fixture
 def token(make_token):
     return make_token(UserFactory(username="fuzzer"))
-
-
-def json_and_not_5xx(response):
-    assert response.status_code < 500, response.content[:300]
-    assert response["Content-Type"].startswith("application/json"), response.content[:300]
 
 
 @FUZZ

@@ -4,49 +4,21 @@ client sends, the answer is JSON and never a 5xx."""
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
+from tests.api.hostile import FUZZ, json_and_not_5xx, nasty
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
-FUZZ = settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    database=None,
-)
-NASTY = st.one_of(
-    st.sampled_from(
-        [
-            "",
-            "\x00",
-            "-1",
-            "0",
-            "9" * 40,
-            "favourite-1-9999999",
-            "favourite--1",
-            "follow-99999999999",
-            "ungrouped-",
-            "1.2",
-            "..",
-            "١٢٣",
-        ]
-    ),
-    st.text(max_size=60),
-    st.integers(-(2**70), 2**90).map(str),
+NASTY = nasty(
+    "favourite-1-9999999", "favourite--1", "follow-99999999999", "ungrouped-", "1.2", ".."
 )
 
 
 @pytest.fixture
 def token(make_token):
     return make_token(UserFactory(username="fuzzer"))
-
-
-def json_and_not_5xx(response):
-    assert response.status_code < 500, response.content[:300]
-    assert response["Content-Type"].startswith("application/json"), response.content[:300]
 
 
 @FUZZ

@@ -4,28 +4,18 @@ JSON, never a 5xx, and a success is the shape the OpenAPI document declares."""
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 from pydantic import TypeAdapter
 
 from api import schemas, status_actions
 from posts import ids
 from posts.services import create_post, like, repost
+from tests.api.hostile import FUZZ, json_and_not_5xx, nasty
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
-FUZZ = settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    database=None,
-)
-NASTY = st.one_of(
-    st.sampled_from(["", "\x00", "-1", "0", "9" * 40, "1e9", "<script>", "١٢٣", "ZZZZ"]),
-    st.text(max_size=40),
-    st.integers(-(2**70), 2**90).map(str),
-)
+NASTY = nasty("ZZZZ")
 SHAPES = {
     "context": TypeAdapter(status_actions.Context),
     "history": TypeAdapter(list[status_actions.StatusEdit]),
@@ -46,12 +36,6 @@ def world(make_token):
     create_post(author=fan, text="a quote", quote_of=post)
     create_post(author=fan, text="a reply", in_reply_to=post)
     return ids.decimal_of_key(post.timeline_key), make_token(UserFactory())
-
-
-def json_and_not_5xx(response):
-    assert response.status_code < 500, response.content[:300]
-    assert response["Content-Type"].startswith("application/json"), response.content[:300]
-    return response
 
 
 @FUZZ
