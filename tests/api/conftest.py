@@ -4,7 +4,7 @@ import pytest
 from oauth2_provider.models import get_access_token_model, get_application_model
 from oauthlib.common import generate_token
 
-from tests.conftest import PASSWORD  # noqa: F401  (the factories' password)
+from tests.conftest import PASSWORD
 
 
 @pytest.fixture
@@ -66,3 +66,23 @@ def api(client, make_token):
             return client.delete(path, headers=self._headers(token))
 
     return Api()
+
+
+@pytest.fixture
+def sign_in(live_server):
+    """``sign_in("alice")``: Mastodon.py signed in as alice against the live server by the
+    password grant, through one app registered for the test (read write follow)."""
+    from mastodon import Mastodon
+
+    scopes = ["read", "write", "follow"]
+    base = live_server.url
+    client_id, secret = Mastodon.create_app(
+        "pytest", scopes=scopes, redirect_uris="urn:ietf:wg:oauth:2.0:oob", api_base_url=base
+    )
+
+    def signed_in(username: str) -> Mastodon:
+        client = Mastodon(client_id=client_id, client_secret=secret, api_base_url=base)
+        client.log_in(username, PASSWORD, scopes=scopes, allow_http=True)
+        return client
+
+    return signed_in

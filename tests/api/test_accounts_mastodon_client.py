@@ -3,36 +3,24 @@ app makes to follow, block, mute, handle follow requests, page people, find them
 edit its profile and read suggestions, each parsed as the client parses them."""
 
 import pytest
-from mastodon import Mastodon
 from mastodon.errors import MastodonNotFoundError
 
 from accounts.models import User
 from relations.models import Block, Followee, Mute
 from tests import images
-from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 from timelines.suggestions.ranking import refresh
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-OOB = "urn:ietf:wg:oauth:2.0:oob"
-SCOPES = ["read", "write", "follow"]
 
-
-def signed_in(base: str, app: tuple[str, str], username: str) -> Mastodon:
-    client = Mastodon(client_id=app[0], client_secret=app[1], api_base_url=base)
-    client.log_in(username, PASSWORD, scopes=SCOPES, allow_http=True)
-    return client
-
-
-def test_a_mastodon_client_follows_blocks_mutes_and_finds_people(live_server, media_root):
+def test_a_mastodon_client_follows_blocks_mutes_and_finds_people(live_server, sign_in, media_root):
     alice = UserFactory(username="alice")
     bob = UserFactory(username="bob")
     fans = [UserFactory(username=f"fan{n}") for n in range(3)]
     base = live_server.url
-    app = Mastodon.create_app("pytest", scopes=SCOPES, redirect_uris=OOB, api_base_url=base)
-    client = signed_in(base, app, "alice")
-    bobs = signed_in(base, app, "bob")
+    client = sign_in("alice")
+    bobs = sign_in("bob")
 
     # Follow with the options, unfollow; each answer a Relationship.
     followed = client.account_follow(bob.pk, reblogs=False, notify=True)
@@ -61,7 +49,7 @@ def test_a_mastodon_client_follows_blocks_mutes_and_finds_people(live_server, me
 
     # Followers and following, paged through the Link header.
     for fan in fans:
-        signed_in(base, app, fan.username).account_follow(alice.pk)
+        sign_in(fan.username).account_follow(alice.pk)
     page = client.account_followers(alice.pk, limit=2)
     pages = []
     while page:

@@ -4,36 +4,24 @@ edit the status, and quote a post, each with the calls a real app makes."""
 
 import pytest
 import requests
-from mastodon import Mastodon
 from mastodon.errors import MastodonAPIError
 
 from posts import edits, ids
 from posts.models import Post, PostMedia
 from tests import images
-from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-SCOPES = ["read", "write", "follow"]
-
-
-def signed_in(base: str, username: str) -> Mastodon:
-    app = Mastodon.create_app("pytest", scopes=SCOPES, api_base_url=base)
-    client = Mastodon(client_id=app[0], client_secret=app[1], api_base_url=base)
-    client.log_in(username, PASSWORD, scopes=SCOPES, allow_http=True)
-    return client
 
 
 def post_of(status) -> Post:
     return Post.objects.get(timeline_key=ids.key_of_decimal(str(status["id"])))
 
 
-def test_a_mastodon_client_uploads_posts_describes_edits_and_quotes(live_server):
+def test_a_mastodon_client_uploads_posts_describes_edits_and_quotes(live_server, sign_in):
     alice = UserFactory(username="alice")
     UserFactory(username="bob")
-    base = live_server.url
-    client = signed_in(base, "alice")
+    client = sign_in("alice")
 
     png = images.image_bytes("PNG", (90, 60))
     uploaded = client.media_post(png, mime_type="image/png", description="A red square")
@@ -70,7 +58,7 @@ def test_a_mastodon_client_uploads_posts_describes_edits_and_quotes(live_server)
     client.media_update(uploaded, description="An oblong, red")
     assert PostMedia.objects.get(pk=uploaded["id"]).alt_text == "An oblong, red"
 
-    bob = signed_in(base, "bob")
+    bob = sign_in("bob")
     with pytest.raises(MastodonAPIError):  # someone else's upload is no media of bob's
         bob.status_post("Mine now", media_ids=[uploaded["id"]])
     with pytest.raises(MastodonAPIError):

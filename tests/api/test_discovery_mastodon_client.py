@@ -2,7 +2,6 @@
 endpoints and NodeInfo: the calls a real app makes, parsed as it parses them."""
 
 import pytest
-from mastodon import Mastodon
 from mastodon.errors import MastodonAPIError, MastodonNotFoundError
 
 from posts import ids
@@ -10,32 +9,22 @@ from posts.models import Visibility
 from posts.services import create_post, like
 from posts.tags import compute_trending
 from relations.muted_words import mute_word
-from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-SCOPES = ["read", "write", "follow"]
-
-
-def signed_in(base: str, username: str) -> Mastodon:
-    app = Mastodon.create_app("pytest", scopes=SCOPES, api_base_url=base)
-    client = Mastodon(client_id=app[0], client_secret=app[1], api_base_url=base)
-    client.log_in(username, PASSWORD, scopes=SCOPES, allow_http=True)
-    return client
 
 
 def status_id(post) -> str:
     return ids.decimal_of_key(post.timeline_key)
 
 
-def test_a_mastodon_client_searches_and_reads_trends_and_a_tag(live_server):
+def test_a_mastodon_client_searches_and_reads_trends_and_a_tag(live_server, sign_in):
     alice, bob = UserFactory(username="alice"), UserFactory(username="bob")
     posts = [create_post(author=bob, text=f"#roses in the garden {n}") for n in range(5)]
     create_post(author=bob, text="#roses for followers", visibility=Visibility.FOLLOWERS)
     create_post(author=alice, text="#roses and #tulips")
     compute_trending()
-    client = signed_in(live_server.url, "alice")
+    client = sign_in("alice")
 
     found = client.search_v2("garden")
     assert [str(status.id) for status in found.statuses] == [status_id(p) for p in posts[::-1]]
@@ -58,13 +47,13 @@ def test_a_mastodon_client_searches_and_reads_trends_and_a_tag(live_server):
     assert seen[1:] == [status_id(p) for p in posts[::-1]]  # alice's own first; never the private
 
 
-def test_a_mastodon_client_reads_what_it_asks_at_start_up(live_server):
+def test_a_mastodon_client_reads_what_it_asks_at_start_up(live_server, sign_in):
     alice, bob = UserFactory(username="alice"), UserFactory(username="bob")
     liked = [create_post(author=bob, text=f"post {n}") for n in range(3)]
     for post in liked:
         like(user=alice, post=post)
     mute_word(user=alice, phrase="spoilers")
-    client = signed_in(live_server.url, "alice")
+    client = sign_in("alice")
 
     assert client.preferences()["posting:default:visibility"] == "public"
     filters = client.filters_v2()

@@ -2,24 +2,15 @@
 conversations and markers: the calls a real app makes, parsed as it parses them."""
 
 import pytest
-from mastodon import Mastodon
 from mastodon.errors import MastodonNotFoundError
 
 from accounts.models import User
 from posts.services import create_post, like
 from relations.services import follow
-from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 from timelines.notifications.models import Notification
 
 pytestmark = pytest.mark.django_db(transaction=True)
-SCOPES = ["read", "write", "follow"]
-
-
-def signed_in(base: str, app: tuple[str, str], username: str) -> Mastodon:
-    client = Mastodon(client_id=app[0], client_secret=app[1], api_base_url=base)
-    client.log_in(username, PASSWORD, scopes=SCOPES, allow_http=True)
-    return client
 
 
 @pytest.fixture
@@ -35,11 +26,11 @@ def people(db):
     return alice, bob, carol
 
 
-def test_a_mastodon_client_reads_its_notifications_messages_and_markers(live_server, people):
+def test_a_mastodon_client_reads_its_notifications_messages_and_markers(
+    live_server, sign_in, people
+):
     alice, bob, carol = people
-    base = live_server.url
-    app = Mastodon.create_app("pytest", scopes=SCOPES, api_base_url=base)
-    client = signed_in(base, app, "alice")
+    client = sign_in("alice")
 
     notes = client.notifications()
     assert [n.type for n in notes] == ["mention", "favourite", "favourite", "follow"]
@@ -91,7 +82,7 @@ def test_a_mastodon_client_reads_its_notifications_messages_and_markers(live_ser
     assert not Notification.objects.filter(recipient_id=alice.pk).exists()
 
     # Private messages.
-    carols = signed_in(base, app, "carol")
+    carols = sign_in("carol")
     sent = carols.status_post("@alice just between us", visibility="direct")
     conversations = client.conversations()
     assert len(conversations) == 1

@@ -3,19 +3,15 @@ repost it, undo both, see who did, read its thread, its edits and its source, an
 a quote; each answer parsed as Mastodon.py parses Mastodon's."""
 
 import pytest
-from mastodon import Mastodon
 from mastodon.errors import MastodonAPIError, MastodonNotFoundError
 
 from posts import ids
 from posts.edits import edit_post
 from posts.models import Post, Visibility
 from posts.services import create_post
-from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-SCOPES = ["read", "write", "follow"]
 
 
 def sid(post: Post) -> str:
@@ -23,18 +19,10 @@ def sid(post: Post) -> str:
     return ids.decimal_of_key(post.timeline_key)
 
 
-def signed_in(base: str, app: tuple[str, str], username: str) -> Mastodon:
-    client = Mastodon(client_id=app[0], client_secret=app[1], api_base_url=base)
-    client.log_in(username, PASSWORD, scopes=SCOPES, allow_http=True)
-    return client
-
-
-def test_a_mastodon_client_acts_on_statuses_and_reads_their_threads(live_server):
+def test_a_mastodon_client_acts_on_statuses_and_reads_their_threads(live_server, sign_in):
     alice = UserFactory(username="alice")
     UserFactory(username="bob")
-    base = live_server.url
-    app = Mastodon.create_app("pytest", scopes=SCOPES, api_base_url=base)
-    bobs = signed_in(base, app, "bob")
+    bobs = sign_in("bob")
 
     root = create_post(author=alice, text="a thread starts")
     post = create_post(author=alice, text="first words", in_reply_to=root)
@@ -65,7 +53,7 @@ def test_a_mastodon_client_acts_on_statuses_and_reads_their_threads(live_server)
     assert ["words" in v["content"] for v in history] == [True, True]
     assert "first" in history[0]["content"] and "second" in history[1]["content"]
     assert bobs.status(sid(post))["edited_at"] is not None
-    source = signed_in(base, app, "alice").status_source(sid(post))
+    source = sign_in("alice").status_source(sid(post))
     assert source["text"] == "second words" and source["spoiler_text"] == ""
 
     quote = create_post(author=alice, text="quoting it", quote_of=root)
@@ -74,12 +62,10 @@ def test_a_mastodon_client_acts_on_statuses_and_reads_their_threads(live_server)
     assert str(shown["quote"]["quoted_status"]["id"]) == sid(root)
 
 
-def test_a_mastodon_client_gets_mastodons_errors(live_server):
+def test_a_mastodon_client_gets_mastodons_errors(live_server, sign_in):
     alice = UserFactory(username="alice")
     UserFactory(username="bob")
-    base = live_server.url
-    app = Mastodon.create_app("pytest", scopes=SCOPES, api_base_url=base)
-    bobs = signed_in(base, app, "bob")
+    bobs = sign_in("bob")
     hidden = create_post(author=alice, text="for followers", visibility=Visibility.FOLLOWERS)
     with pytest.raises(MastodonNotFoundError):
         bobs.status_favourite(sid(hidden))
@@ -87,7 +73,7 @@ def test_a_mastodon_client_gets_mastodons_errors(live_server):
         bobs.status_context(sid(hidden))
     with pytest.raises(MastodonNotFoundError):
         bobs.status_source(sid(hidden))
-    mine = signed_in(base, app, "alice")
+    mine = sign_in("alice")
     with pytest.raises(MastodonAPIError) as refused:
         mine.status_reblog(sid(hidden))
     assert refused.value.args[1] == 403
