@@ -210,3 +210,12 @@ def real_queue(transactional_db, tmp_path, _eager_celery_and_clean_cache) -> Ite
         finally:
             for worker in queue.workers:
                 worker.stop()
+
+
+def start_site_worker(queue: RealQueue) -> Worker:
+    """A worker for a live-server test: the settings it reads from the environment set to
+    what this test changed (the inbox's cap, where media go), as a deployment sets both
+    the site's and the worker's alike."""
+    return queue.start_worker(
+        FEED_INBOX_CAP=str(settings.FEED_INBOX_CAP), MEDIA_ROOT=str(settings.MEDIA_ROOT)
+    )
