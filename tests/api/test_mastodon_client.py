@@ -28,12 +28,21 @@ from mastodon.errors import MastodonNotFoundError, MastodonUnauthorizedError
 from accounts.services import refresh_last_active
 from feed_project.pagination import Cursor
 from posts import ids
+from posts.edits import history
+from posts.media_models import PostMedia
+from posts.models import Post
+from posts.search import search
+from posts.selectors import thread
 from posts.services import create_post
+from relations.selectors import relationships
 from relations.services import follow
+from tests import images
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
 from tests.workers import RealQueue, real_queue, start_site_worker  # noqa: F401 (a fixture)
 from timelines.home import home_feed
+from timelines.markers.selectors import markers_of
+from timelines.notifications.selectors import notifications_page, unread
 from timelines.tasks import trim_inboxes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -80,6 +89,14 @@ def world(live_queue):
     inbox = apps.get_model("timelines", "InboxEntry")  # the feed's own table, only counted
     assert inbox.objects.filter(reader_id=alice.pk).count() == CAP
     return alice
+
+
+def post_of(status_id: str) -> Post:
+    return Post.objects.get(timeline_key=ids.key_of_decimal(str(status_id)))
+
+
+def status_id_of(post: Post) -> str:
+    return ids.decimal_of_key(post.timeline_key)
 
 
 def site_pages(reader, limit):
@@ -212,3 +229,113 @@ def test_a_mastodon_client_signs_in_posts_and_pages_the_home_feed(
     with pytest.raises(MastodonUnauthorizedError):
         Mastodon(access_token=revoked, api_base_url=base).account_verify_credentials()
     assert any("timelines.fan_out_post[" in worker.log() for worker in live_queue.workers)
+
+
+def test_a_mastodon_client_does_the_rest_of_the_acceptance_list(
+    live_server, live_queue, make_token
+):
+    """Media with alt text, quote, edit and history, follow (the worker's backfill),
+    favourite, reblog and undo, a thread, notifications v1 and v2, markers, relations
+    and search, each checked against the site's own state."""
+    base = live_server.url
+    people = {name: UserFactory(username=name) for name in ("alice", "bob", "carol", "dave")}
+    for person in people.values():
+        refresh_last_active(user=person)
+    alice, bob = (
+        Mastodon(access_token=make_token(people[name]), api_base_url=base)
+        for name in ("alice", "bob")
+    )
+    carols = create_post(author=people["carol"], text="an aardvark walks by #aardvark")
+    create_post(author=people["carol"], text="an aardvark for followers", visibility="private")
+
+    # Alice posts a picture with its alt text; Bob follows her and the worker brings it.
+    png = images.image_bytes("PNG", (40, 30))
+    uploaded = alice.media_post(png, mime_type="image/png", description="A red square")
+    picture = alice.status_post("A picture", media_ids=[uploaded])
+    described = PostMedia.objects.filter(
+        author_id=people["alice"].pk, post_id=post_of(picture["id"]).pk
+    )
+    assert [item.alt_text for item in described] == ["A red square"]
+    assert bob.account_follow(people["alice"].pk)["following"] is True
+    refreshed(
+        lambda: [status["id"] for status in bob.timeline_home()],
+        lambda home: picture["id"] in home,
+        "Alice's picture in Bob's home feed",
+    )
+
+    # Bob quotes it; Alice edits it; the quote shows the edit, the history both.
+    quote = bob.status_post("Look at this", quoted_status_id=picture["id"])
+    assert post_of(quote["id"]).quote_of_id == post_of(picture["id"]).pk
+    edited = alice.status_update(picture, "A red picture", media_ids=[uploaded])
+    assert edited["edited_at"] is not None
+    assert [version.text for version in history(post_of(picture["id"]))] == [
+        "A red picture",
+        "A picture",
+    ]
+    assert ["A picture" in v["content"] for v in alice.status_history(picture)] == [True, False]
+    assert "A red picture" in bob.status(quote)["quote"]["quoted_status"]["content"]
+
+    # Alice favourites and reblogs the quote, replies to it, undoes both.
+    assert alice.status_favourite(quote)["favourites_count"] == 1
+    assert alice.status_reblog(quote)["reblog"]["id"] == quote["id"]
+    reply = alice.status_reply(quote, "I see it")
+    context = bob.status_context(reply)
+    shown = thread(post_of(reply["id"]), viewer_id=people["bob"].pk, cursor=Cursor())
+    assert (
+        [s["id"] for s in context["ancestors"]]
+        == [quote["id"]]
+        == [status_id_of(post) for post in shown.ancestors]
+    )
+
+    # Bob's notifications, as the worker writes them, v1 and grouped.
+    notes = refreshed(
+        lambda: bob.notifications(),
+        lambda notes: {note.type for note in notes} >= {"favourite", "reblog", "mention"},
+        "Bob's notifications",
+    )
+    site = notifications_page(user=people["bob"], cursor=Cursor(), limit=40)
+    assert [str(note.id) for note in notes] == [str(note.pk) for note in site.items]
+    grouped = bob.grouped_notifications()
+    groups = grouped.notification_groups
+    assert {group.type for group in groups} == {"favourite", "mention", "reblog"}
+    assert bob.unread_grouped_notifications_count() == len(groups)
+    bob.markers_set(["notifications"], [notes[0].id])
+    assert bob.markers_get(["notifications"])["notifications"]["last_read_id"] == str(notes[0].id)
+    assert markers_of(user=people["bob"], timelines=["notifications"])[
+        "notifications"
+    ].last_read_id == str(notes[0].id)
+    assert unread(user=people["bob"]) == []
+
+    assert alice.status_unfavourite(quote)["favourites_count"] == 0
+    assert alice.status_unreblog(quote)["reblogs_count"] == 0
+    original = post_of(quote["id"])
+    assert (original.like_count, original.repost_count, original.reply_count) == (0, 0, 1)
+
+    # Relations: follow, unfollow, mute, block, as the site has them.
+    alice.account_follow(people["bob"].pk)
+    alice.account_unfollow(people["bob"].pk)
+    alice.account_mute(people["carol"].pk)
+    alice.account_block(people["dave"].pk)
+    answered = alice.account_relationships([people[n].pk for n in ("bob", "carol", "dave")])
+    site = relationships(people["alice"].pk, [people[n].pk for n in ("bob", "carol", "dave")])
+    assert (
+        [(r["following"], r["followed_by"], r["muting"], r["blocking"]) for r in answered]
+        == [
+            (site[p]["following"], site[p]["followed_by"], site[p]["muting"], site[p]["blocking"])
+            for p in (people["bob"].pk, people["carol"].pk, people["dave"].pk)
+        ]
+        == [(False, True, False, False), (False, False, True, False), (False, False, False, True)]
+    )
+
+    # Search: Carol's public post, not her followers-only one.
+    found = bob.search_v2("aardvark")
+    site = search(query="aardvark", viewer=people["bob"], cursor=Cursor())
+    assert (
+        [s["id"] for s in found["statuses"]]
+        == [status_id_of(carols)]
+        == [status_id_of(post) for post in site.posts.items]
+    )
+    assert "aardvark" in [tag["name"] for tag in found["hashtags"]]
+
+    live_queue.wait_for_drain()
+    assert any("timelines.sync_author[" in worker.log() for worker in live_queue.workers)
