@@ -14,7 +14,11 @@ scenario(async () => {
   const before = idsOf(await home());
   const followed = await alice.v1.accounts.$select(bob).follow();
   // Following fills the home feed with Bob's posts: the worker's backfill.
-  const afterFollow = await eventually(home, (page) => idsOf(page).includes(bobsPost), "Bob's post at home");
+  const afterFollow = await eventually(
+    home,
+    (page) => idsOf(page).includes(bobsPost),
+    "Bob's post at home",
+  );
   const requested = await alice.v1.accounts.$select(erin).follow();
   const unfollowed = await alice.v1.accounts.$select(bob).unfollow();
   const afterUnfollow = await eventually(
