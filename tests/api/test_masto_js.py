@@ -5,6 +5,12 @@ Each scenario is a script under ``tests/api/js/`` (ES modules sharing
 environment; it prints one JSON report, which the test here checks against the
 site's own answers. node and the pinned ``masto`` (package-lock.json) are dev
 tools ``make test`` installs: without them the tests fail, they never skip.
+
+The site runs as it does in production: the live server publishes its tasks to a
+broker and a real Celery worker (``tests/workers.py``) delivers posts, backfills
+follows and writes notifications, so a scenario waits for what a worker does as
+an app refreshing would, and the test waits for the queue to drain before it
+compares the feeds. The other scenarios are ``test_masto_js_actions.py``'s.
 """
 
 import json
@@ -23,6 +29,7 @@ from posts.services import create_post
 from relations.services import follow
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
+from tests.workers import RealQueue, real_queue, start_site_worker  # noqa: F401 (a fixture)
 from timelines.home import home_feed
 from timelines.tasks import trim_inboxes
 
@@ -31,8 +38,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(__file__).resolve().parent / "js"
 CAP = 3  # the inbox keeps three entries: older pages come by pull
-POSTS = 11
-PAGE_SIZE = 4
+POSTS = 201  # with the post made in the scenario, a hundred and one pages of two
+PAGE_SIZE = 2
 
 
 def run_scenario(name: str, base_url: str, **env: str) -> dict:
@@ -55,15 +62,24 @@ def run_scenario(name: str, base_url: str, **env: str) -> dict:
 
 
 @pytest.fixture
-def world(settings):
-    """Alice, who follows Bob, who wrote more posts than an inbox keeps."""
+def live_queue(settings, real_queue) -> RealQueue:  # noqa: F811
+    """The broker and a real worker for a live server, the inbox cut to ``CAP``."""
     settings.FEED_INBOX_CAP = CAP
+    start_site_worker(real_queue)
+    return real_queue
+
+
+@pytest.fixture
+def world(live_queue):
+    """Alice, who follows Bob, who wrote more posts than an inbox keeps, every one
+    delivered by the worker."""
     alice = UserFactory(username="alice")
     bob = UserFactory(username="bob")
     follow(follower=alice, followee=bob)
     refresh_last_active(user=alice)  # seen lately: the trim keeps her inbox, cut to the cap
     for n in range(POSTS):
         create_post(author=bob, text=f"bob's post {n}")
+    live_queue.wait_for_drain()
     home_feed(reader=alice, cursor=Cursor())  # her inbox is built, then trimmed to the cap
     trim_inboxes()
     inbox = apps.get_model("timelines", "InboxEntry")  # the feed's own table, only counted
@@ -82,7 +98,9 @@ def site_pages(reader, limit):
         cursor = Cursor(before=page.older)
 
 
-def test_masto_js_signs_in_posts_and_pages_the_home_feed(live_server, world, make_token):
+def test_masto_js_signs_in_posts_and_pages_the_home_feed(
+    live_server, live_queue, world, make_token
+):
     alice, bob = world
     report = run_scenario(
         "sign_in_post_and_page",
@@ -103,10 +121,14 @@ def test_masto_js_signs_in_posts_and_pages_the_home_feed(live_server, world, mak
     assert report["repliesCount"] == 1
     assert report["deletedStatus"] == 404
 
+    live_queue.wait_for_drain()
     expected = site_pages(alice, PAGE_SIZE)
     assert sum(len(page) for page in expected) == POSTS + 1 > CAP
+    assert len(expected) > 100
     assert report["pages"] == expected
     flat = [status_id for page in expected for status_id in page]
     going_up = [status_id for page in reversed(report["goingUp"]) for status_id in page]
     assert going_up == flat[:-1]
     assert report["revokedStatus"] == 401
+    # The posts reached Alice's inbox through the worker, not in process.
+    assert any("timelines.fan_out_post[" in worker.log() for worker in live_queue.workers)

@@ -82,11 +82,13 @@ def notify_about_post(*, post_id: str) -> int:
     if post is None:
         return 0
     sent = 0
+    replied_to = None
     # The recipients are the ids' authors (posts.ids): no need to read the posts
     # replied to or reposted, which live on other shards.
     if post.in_reply_to_id is not None and _may_read(post.in_reply_to_id, post):
+        replied_to = ids.author_of_post_id(post.in_reply_to_id)
         sent += notify(
-            recipient_id=ids.author_of_post_id(post.in_reply_to_id),
+            recipient_id=replied_to,
             kind=Kind.REPLY,
             actor_id=post.author_id,
             post_id=post.pk,
@@ -113,7 +115,9 @@ def notify_about_post(*, post_id: str) -> int:
             pk__in=unique_names.user_ids_named(names).values(), is_active=True
         )
         for user_id in mentioned.values_list("pk", flat=True):
-            if not may_see(user_id, post):  # a followers-only post to a non-follower
+            # A reply names its parent's author (apps write the @name in): the reply's
+            # notification tells them, one for the post, as on Mastodon.
+            if user_id == replied_to or not may_see(user_id, post):
                 continue
             sent += notify(
                 recipient_id=user_id, kind=Kind.MENTION, actor_id=post.author_id, post_id=post.pk

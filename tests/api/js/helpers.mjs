@@ -1,6 +1,8 @@
 // What every masto.js scenario shares: the site it talks to (from the environment
 // the pytest side sets), masto's clients, signing in as a browser would, and one
 // JSON report on stdout for the pytest side to check against the site's own answers.
+import { readFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createOAuthAPIClient, createRestAPIClient } from "masto";
 
 export const OOB = "urn:ietf:wg:oauth:2.0:oob";
@@ -170,6 +172,26 @@ export async function statusOf(call) {
     return error.statusCode;
   }
 }
+
+/** Reads until ``done(value)`` holds, as an app refreshing does: the site delivers
+ * through its queue (a real worker), so what someone did shows a moment later. */
+export async function eventually(read, done, what, seconds = 30) {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${seconds} s waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** A file the pytest side wrote, as the Blob masto uploads (multipart). */
+export async function fileBlob(path, type) {
+  return new Blob([await readFile(path)], { type });
+}
+
+/** The ids of a list of statuses (or accounts, or notifications). */
+export const idsOf = (items) => items.map((item) => item.id);
 
 /** Runs a scenario and prints its report as one JSON line; any error is a failure
  * with its message on stderr. */

@@ -1,8 +1,11 @@
 // masto.js's first start and daily use: read the instance, register an app, sign in
 // by password and by the code flow with PKCE, post, reply, delete, page the home feed
 // down to its first post and back up, and sign out (revoke). The pytest side checks
-// the report.
+// the report. Bob's post reaches the home feed through the site's worker: the
+// scenario waits for it as a person pulling to refresh would.
 import {
+  eventually,
+  idsOf,
   pagesOf,
   registerApp,
   required,
@@ -41,6 +44,11 @@ scenario(async () => {
   await reader.v1.statuses.$select(reply.id).remove();
   const deletedStatus = await statusOf(() => reader.v1.statuses.$select(reply.id).fetch());
 
+  await eventually(
+    () => reader.v1.timelines.home.list({ limit }),
+    (page) => idsOf(page).includes(posted.id),
+    "Bob's post at the top of the home feed",
+  );
   const pages = await pagesOf(reader.v1.timelines.home.list({ limit }));
   const oldest = pages.at(-1).at(-1);
   const goingUp = await pagesOf(
