@@ -1,10 +1,14 @@
-"""Apps and tokens made the way the API makes them, and a client that sends a token."""
+"""Apps and tokens made the way the API makes them, a client that sends a token, Mastodon.py
+signed in against a live server, and a real worker behind it."""
 
 import pytest
 from oauth2_provider.models import get_access_token_model, get_application_model
 from oauthlib.common import generate_token
 
 from tests.conftest import PASSWORD
+from tests.workers import RealQueue, real_queue, start_site_worker  # noqa: F401 (a fixture)
+
+CAP = 3  # the live clients' inbox keeps three entries: older pages come by pull
 
 
 @pytest.fixture
@@ -86,3 +90,11 @@ def sign_in(live_server):
         return client
 
     return signed_in
+
+
+@pytest.fixture
+def live_queue(settings, real_queue) -> RealQueue:  # noqa: F811
+    """The broker and a real worker for a live server, the inbox cut to ``CAP``."""
+    settings.FEED_INBOX_CAP = CAP
+    start_site_worker(real_queue)
+    return real_queue

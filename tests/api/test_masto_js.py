@@ -27,9 +27,9 @@ from feed_project.pagination import Cursor
 from posts import ids
 from posts.services import create_post
 from relations.services import follow
+from tests.api.conftest import CAP
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
-from tests.workers import RealQueue, real_queue, start_site_worker  # noqa: F401 (a fixture)
 from timelines.home import home_feed
 from timelines.tasks import trim_inboxes
 
@@ -37,7 +37,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(__file__).resolve().parent / "js"
-CAP = 3  # the inbox keeps three entries: older pages come by pull
 POSTS = 201  # with the post made in the scenario, a hundred and one pages of two
 PAGE_SIZE = 2
 
@@ -59,14 +58,6 @@ def run_scenario(name: str, base_url: str, **env: str) -> dict:
     )
     assert done.returncode == 0, f"{name}.mjs failed:\n{done.stderr}\n{done.stdout}"
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture
-def live_queue(settings, real_queue) -> RealQueue:  # noqa: F811
-    """The broker and a real worker for a live server, the inbox cut to ``CAP``."""
-    settings.FEED_INBOX_CAP = CAP
-    start_site_worker(real_queue)
-    return real_queue
 
 
 @pytest.fixture

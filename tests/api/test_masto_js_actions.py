@@ -23,10 +23,9 @@ from posts.selectors import thread
 from posts.services import create_post
 from relations.selectors import relationships
 from relations.services import follow
-from tests.api.test_masto_js import live_queue, run_scenario  # noqa: F401 (a fixture)
+from tests.api.test_masto_js import run_scenario
 from tests.factories import UserFactory
 from tests.images import image_bytes
-from tests.workers import real_queue  # noqa: F401 (a fixture)
 from timelines.home import home_feed
 from timelines.markers.selectors import markers_of
 from timelines.notifications.selectors import notifications_page, unread
@@ -56,7 +55,7 @@ def worker_ran(queue, task: str) -> bool:
 
 
 @pytest.fixture
-def people(live_queue):  # noqa: F811
+def people(live_queue):
     """Alice and Bob, both seen lately (their home feeds are kept and pushed to)."""
     alice = UserFactory(username="alice")
     bob = UserFactory(username="bob")
@@ -67,7 +66,7 @@ def people(live_queue):  # noqa: F811
 
 def test_masto_js_uploads_an_image_quotes_edits_and_reads_history(
     live_server,
-    live_queue,  # noqa: F811
+    live_queue,
     people,
     make_token,
     tmp_path,
@@ -128,7 +127,7 @@ def test_masto_js_uploads_an_image_quotes_edits_and_reads_history(
 
 def test_masto_js_follows_unfollows_mutes_blocks_and_reads_relationships(
     live_server,
-    live_queue,  # noqa: F811
+    live_queue,
     people,
     make_token,
 ):
@@ -191,7 +190,7 @@ def test_masto_js_follows_unfollows_mutes_blocks_and_reads_relationships(
 
 def test_masto_js_favourites_reblogs_undoes_both_and_reads_a_thread(
     live_server,
-    live_queue,  # noqa: F811
+    live_queue,
     people,
     make_token,
 ):
@@ -239,7 +238,7 @@ def test_masto_js_favourites_reblogs_undoes_both_and_reads_a_thread(
 
 def test_masto_js_reads_notifications_grouped_and_not_and_writes_markers(
     live_server,
-    live_queue,  # noqa: F811
+    live_queue,
     people,
     make_token,
 ):
@@ -288,7 +287,7 @@ def test_masto_js_reads_notifications_grouped_and_not_and_writes_markers(
 
 def test_masto_js_searches_posts_people_and_tags_without_leaks(
     live_server,
-    live_queue,  # noqa: F811
+    live_queue,
     people,
     make_token,
 ):

@@ -37,9 +37,9 @@ from posts.services import create_post
 from relations.selectors import relationships
 from relations.services import follow
 from tests import images
+from tests.api.conftest import CAP
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
-from tests.workers import RealQueue, real_queue, start_site_worker  # noqa: F401 (a fixture)
 from timelines.home import home_feed
 from timelines.markers.selectors import markers_of
 from timelines.notifications.selectors import notifications_page, unread
@@ -49,18 +49,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 OOB = "urn:ietf:wg:oauth:2.0:oob"
 SCOPES = ["read", "write", "follow"]
-CAP = 3  # the inbox keeps three entries: older pages come by pull
 POSTS = 201  # with the post made in the test, a hundred and one pages of two
 PAGE_SIZE = 2
 REFRESH_SECONDS = 30
-
-
-@pytest.fixture
-def live_queue(settings, real_queue) -> RealQueue:  # noqa: F811
-    """The broker and a real worker for a live server, the inbox cut to ``CAP``."""
-    settings.FEED_INBOX_CAP = CAP
-    start_site_worker(real_queue)
-    return real_queue
 
 
 def refreshed(read, done, what: str):
