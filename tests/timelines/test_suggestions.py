@@ -271,3 +271,38 @@ def test_erasing_an_account_takes_its_degrees_and_suggestions_everywhere(world, 
     assert not Contact.objects.filter(other_id=uma.pk).exists()
     assert not Suggestion.objects.filter(user_id=uma.pk).exists()
     assert not Suggestion.objects.filter(suggested_id=xen.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_interactions_of_one_pair_both_ways_at_once_never_deadlock():
+    """A reply from a to b and a like from b to a raise the same two rows: each task
+    locks them lower user first, so two at once queue rather than deadlock."""
+    import threading
+
+    from django.db import close_old_connections
+
+    a, b = UserFactory(), UserFactory()
+    contacts.raise_degree(a.pk, b.pk, 1.0)  # both rows exist: each run locks, then updates
+    failures: list[BaseException] = []
+    start = threading.Barrier(2)
+
+    def interact(one: int, other: int) -> None:
+        try:
+            start.wait()
+            for _ in range(40):
+                contacts.raise_degree(one, other, 1.0)
+        except BaseException as exc:  # a deadlock is psycopg's DeadlockDetected
+            failures.append(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [
+        threading.Thread(target=interact, args=pair) for pair in ((a.pk, b.pk), (b.pk, a.pk))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert Contact.objects.filter(user_id__in=[a.pk, b.pk]).count() == 2

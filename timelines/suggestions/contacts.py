@@ -42,8 +42,10 @@ def raise_degree(a_id: int, b_id: int, weight: float, *, now: datetime | None = 
     with transaction.atomic():
         # Two rows, one per shard, each locked by its key: two interactions of the
         # same pair at once add up; a first insert raced by another is an
-        # IntegrityError, and the task is retried (FeedTask).
-        for user_id, other_id in ((a_id, b_id), (b_id, a_id)):
+        # IntegrityError, and the task is retried (FeedTask). Locked lower user
+        # first, whichever way the interaction went, so that two tasks of one pair
+        # never wait on each other's row (a deadlock).
+        for user_id, other_id in sorted(((a_id, b_id), (b_id, a_id))):
             row = Contact.objects.select_for_update().filter(user_id=user_id, other_id=other_id)
             found = row.first()
             if found is None:
