@@ -41,9 +41,10 @@ def enqueue(task: Task, *args: Any) -> None:
     """Queue a task; if the broker cannot take it, run it here instead.
 
     The change that asked for it is committed either way: delivery must not
-    depend on the broker being up (the sweeper catches what even this misses).
+    depend on the broker being up, and a run here that fails leaves the row to
+    the sweeper, never an error to the request.
     """
-    queueing.enqueue(task, *args, if_refused=queueing.RUN_HERE)
+    queueing.enqueue(task, *args, if_refused=queueing.RUN_HERE_OR_SWEEP)
 
 
 def send(task: str, *args: Any) -> None:

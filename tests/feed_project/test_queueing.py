@@ -37,7 +37,7 @@ def test_a_task_the_broker_takes_is_only_queued(caplog):
     task = StandIn()
     for if_refused in queueing.IfRefused:
         queueing.enqueue(task, 1, "A", if_refused=if_refused)
-    assert (task.queued, task.ran, caplog.records) == ([(1, "A"), (1, "A")], [], [])
+    assert (task.queued, task.ran, caplog.records) == ([(1, "A")] * len(queueing.IfRefused), [], [])
 
 
 @pytest.mark.parametrize(
@@ -82,3 +82,17 @@ def test_on_commit_it_queues_after_the_commit_and_never_raises_into_it(
     assert task.ran == [(3,)] and len(callbacks) == 1
     assert "Error calling enqueue of feedtest.stand_in" in caplog.text  # Django logged it
     assert "it failed" in caplog.text
+
+
+def test_run_here_or_sweep_logs_a_failure_and_leaves_it_to_the_sweep(caplog):
+    """The outbox's policy: its change is committed and its row stays, so a run here that
+    fails (a deadlock with a worker) must not fail the request."""
+    task = StandIn(refusal=OperationalError("down"), failure=ValueError("it failed"))
+    with caplog.at_level(logging.WARNING, logger="feed_project.queueing"):
+        queueing.enqueue(task, 5, if_refused=queueing.RUN_HERE_OR_SWEEP)
+    assert task.ran == [(5,)]
+    assert (
+        caplog.records[-1].getMessage()
+        == "feedtest.stand_in failed in process; its sweep runs it again"
+    )
+    assert caplog.records[-1].exc_info[0] is ValueError
