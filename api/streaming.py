@@ -27,6 +27,8 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django_redis import get_redis_connection
+from django_redis.exceptions import ConnectionInterrupted
+from redis.exceptions import RedisClusterException
 
 from api import entities, errors
 from api.auth import Token
@@ -130,7 +132,7 @@ async def _listen(into: Hub, subscribed: asyncio.Event) -> None:
             async for message in pubsub.listen():
                 with contextlib.suppress(ValueError, KeyError, TypeError):
                     into.wake(int(reader) for reader in json.loads(message["data"])["reader_ids"])
-        except redis.RedisError:
+        except (redis.RedisError, RedisClusterException, OSError):
             logger.warning("streaming: the subscription to %s broke; subscribing again", CHANNEL)
         finally:
             with contextlib.suppress(redis.RedisError):
@@ -144,7 +146,11 @@ def publish(reader_ids: list[int], timeline_key: str) -> None:
     receiver, api.signal_handlers: an error here is logged and the post stays delivered)."""
     if settings.REDIS_URL:
         message = json.dumps({"reader_ids": list(reader_ids), "timeline_key": timeline_key})
-        get_redis_connection("default").publish(CHANNEL, message)
+        try:
+            get_redis_connection("default").publish(CHANNEL, message)
+        except (redis.RedisError, RedisClusterException, ConnectionInterrupted):
+            # The streams then wait for the next message: nothing is lost but time.
+            logger.warning("streaming: could not publish a delivery on %s", CHANNEL)
     else:
         hub.wake_from_thread(list(reader_ids))
 
