@@ -19,7 +19,7 @@ from django.conf import settings
 from mastodon import Mastodon, StreamListener
 
 from posts.services import create_post
-from relations.services import follow
+from relations.services import block, follow
 from tests.factories import UserFactory
 from tests.workers import BASE_DIR, url_of_test_database, wait_until
 
@@ -128,7 +128,10 @@ def test_a_mastodon_client_streams_the_home_feed_and_nothing_it_may_not_see(uvic
     alice = UserFactory(username="alice")
     bob = UserFactory(username="bob")
     carol = UserFactory(username="carol")
+    dave = UserFactory(username="dave")
     follow(follower=bob, followee=alice)
+    follow(follower=bob, followee=dave)
+    block(user=bob, target=dave)
     create_post(author=alice, text="before the stream opens")
 
     client = Mastodon(access_token=make_token(bob, "read"), api_base_url=uvicorn)
@@ -141,6 +144,7 @@ def test_a_mastodon_client_streams_the_home_feed_and_nothing_it_may_not_see(uvic
     try:
         listener.heartbeats.get(timeout=WAIT_SECONDS)  # open, and the process is listening
         hidden = create_post(author=alice, text="only for @carol", visibility="direct")
+        create_post(author=dave, text="from someone bob blocked")
         seen = create_post(author=alice, text="for everyone")
         update = listener.updates.get(timeout=WAIT_SECONDS)
         received = [update]
