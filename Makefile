@@ -1,5 +1,5 @@
 # make run: install, migrate, seed the demo world, say how to point a Mastodon app at it,
-#   serve on 127.0.0.1:$(PORT), 8000 unless set (SQLite, no Redis).
+#   serve with uvicorn on 127.0.0.1:$(PORT), 8000 unless set (SQLite, no Redis).
 # make test: install, lint, Chromium and npm's dev tools, whole suite on PostgreSQL + Redis,
 #   the cache suites on a Redis Cluster (make test-redis-cluster), then a smoke run on SQLite.
 # make test-citus: the whole suite on a local Citus cluster (needs the citus extension).
@@ -28,9 +28,9 @@ install: $(STAMP)
 # without SECRET_KEY when DEBUG is off. A SECRET_KEY in the environment wins.
 DEV_ENV := SECRET_KEY="$${SECRET_KEY:-django-insecure-make-run-local-development-key-0123456789}"
 
-# PORT=8001 make run serves on another port. WhiteNoise warns at start-up when
-# STATIC_ROOT is missing (the files come from the finders here), and Django 5.2's
-# runserver prints its "development server" warning unless told not to.
+# PORT=8001 make run serves on another port, with uvicorn (the ASGI server: the pages
+# run in Django's thread pool, the live streams as async views). WhiteNoise warns at
+# start-up when STATIC_ROOT is missing (the files come from the finders here).
 PORT ?= 8000
 
 run: install
@@ -42,7 +42,7 @@ run: install
 		"(plain http: tests and local use only). With Mastodon.py, in another shell:" \
 		"  $(BIN)/python -c \"from mastodon import Mastodon as M; b='http://127.0.0.1:$(PORT)'; a=M.create_app('mine', api_base_url=b, scopes=['read','write']); m=M(client_id=a[0], client_secret=a[1], api_base_url=b); m.log_in('demo', 'demo-password-123', scopes=['read','write'], allow_http=True); print([s['content'] for s in m.timeline_home(limit=3)])\"" \
 		"What works, the ids, and the code flow for phone and browser apps: docs/API.md." ""
-	$(DEV_ENV) DJANGO_RUNSERVER_HIDE_WARNING=true $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+	$(DEV_ENV) $(BIN)/uvicorn feed_project.asgi:application --host 127.0.0.1 --port $(PORT)
 
 lint: install
 	$(BIN)/ruff check .

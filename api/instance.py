@@ -123,10 +123,16 @@ def contact(request: HttpRequest) -> dict[str, Any] | None:
     return entities.account(admin, entities.Links(request)) if admin else None
 
 
-def _configuration() -> dict[str, Any]:
+def streaming_url(request: HttpRequest) -> str:
+    """Where the streaming API is, as Mastodon names it: the site's base URL with the
+    WebSocket scheme (Mastodon.py turns it back into https:// for its SSE streams)."""
+    return f"{'wss' if request.is_secure() else 'ws'}://{request.get_host()}"
+
+
+def _configuration(request: HttpRequest) -> dict[str, Any]:
     return {
-        # Mastodon 4.3's urls: no streaming until the site streams, no status page.
-        "urls": {"status": None},
+        # Mastodon 4.3's urls: the streaming API's base, no status page.
+        "urls": {"streaming": streaming_url(request), "status": None},
         "accounts": {"max_featured_tags": 0, "max_pinned_statuses": 0},
         "statuses": {
             "max_characters": MAX_POST_LENGTH,
@@ -159,7 +165,7 @@ def _common(request: HttpRequest) -> dict[str, Any]:
         "languages": ["en"],
         "rules": [],
         "api_versions": {"mastodon": 2},
-        "configuration": _configuration(),
+        "configuration": _configuration(request),
     }
 
 
@@ -194,7 +200,7 @@ def instance_v1(request: HttpRequest) -> dict[str, Any]:
         "uri": request.get_host(),
         "short_description": DESCRIPTION,
         "email": settings.DEFAULT_FROM_EMAIL,
-        "urls": {},
+        "urls": {"streaming_api": streaming_url(request)},
         "stats": {
             "user_count": counts["total"],
             "status_count": counts["posts"],

@@ -1,4 +1,5 @@
-"""What the API keeps of a person goes when the site ends their sessions.
+"""What the API keeps of a person goes when the site ends their sessions; and each
+delivery of a new post is published to the live streams (``api.streaming``).
 
 Asking for deletion ends every session (``accounts.deletion``), so it ends
 every token too; an erasure deletes the tokens, codes and the apps the person
@@ -18,6 +19,8 @@ from oauth2_provider.models import (
 )
 
 from accounts.signals import account_deactivated, account_erasing
+from api import streaming
+from timelines.home import delivered
 
 
 def end_tokens(user_id: int) -> None:
@@ -37,3 +40,8 @@ def on_account_erasing(sender: Any, user_id: int, **kwargs: Any) -> None:
     end_tokens(user_id)
     get_id_token_model().objects.filter(user_id=user_id).delete()
     get_application_model().objects.filter(user_id=user_id).delete()
+
+
+@receiver(delivered, dispatch_uid="api.streaming.publish")
+def on_delivered(sender: Any, reader_ids: list[int], timeline_key: str, **kwargs: Any) -> None:
+    streaming.publish(reader_ids, timeline_key)

@@ -28,6 +28,7 @@ from api import (
     relationships,
     search,
     statuses,
+    streaming,
     timelines,
 )
 
@@ -85,6 +86,10 @@ oauth_patterns = (
 )
 
 urlpatterns = [
+    # Async views: a stream outlives ninja's sync handlers (api.streaming).
+    re_path(r"^api/v1/streaming/health$", streaming.health, name="streaming_health"),
+    re_path(r"^api/v1/streaming/user$", streaming.user, name="streaming_user"),
+    re_path(r"^api/v1/streaming$", streaming.streaming, name="streaming"),
     path("api/", api.urls),
     re_path(r"^api/(?P<rest>.*)$", errors.not_found),
     path("oauth/", include(oauth_patterns)),

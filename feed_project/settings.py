@@ -442,6 +442,9 @@ CORS_EXPOSE_HEADERS = [
     "X-RateLimit-Remaining",
     "X-RateLimit-Reset",
 ]
+# An open stream (api.streaming) sends a heartbeat comment this often when idle, as
+# Mastodon's does every 15 s, so proxies and clients keep the connection open.
+STREAMING_HEARTBEAT_SECONDS: float = _read("STREAMING_HEARTBEAT_SECONDS", "float", 15.0)
 
 # Last-active is written at most this often per user (it drives online push).
 ACCOUNTS_LAST_ACTIVE_INTERVAL_SECONDS: int = 3600

@@ -352,10 +352,11 @@ def test_the_instance_names_its_contact_and_urls(api, people):
     admin.save()
     v2 = api.get("/api/v2/instance").json()
     assert v2["contact"]["account"]["username"] == "eve"
-    assert "streaming" not in v2["configuration"]["urls"]
+    assert v2["configuration"]["urls"]["streaming"] == "ws://testserver"  # api.streaming
     assert "vapid" not in v2["configuration"]
     v1 = api.get("/api/v1/instance").json()
     assert v1["contact_account"]["username"] == "eve"
+    assert v1["urls"] == {"streaming_api": "ws://testserver"}
     assert v1["stats"]["user_count"] == 3
 
 
