@@ -2,13 +2,24 @@
 signed in against a live server, and a real worker behind it."""
 
 import pytest
+from django.apps import apps
 from oauth2_provider.models import get_access_token_model, get_application_model
 from oauthlib.common import generate_token
 
+from accounts.services import refresh_last_active
+from feed_project.pagination import Cursor
+from posts import ids
+from posts.services import create_post
+from relations.services import follow
 from tests.conftest import PASSWORD
+from tests.factories import UserFactory
 from tests.workers import RealQueue, real_queue, start_site_worker  # noqa: F401 (a fixture)
+from timelines.home import home_feed
+from timelines.tasks import trim_inboxes
 
 CAP = 3  # the live clients' inbox keeps three entries: older pages come by pull
+POSTS = 201  # with the post each client makes, a hundred and one pages of two
+PAGE_SIZE = 2
 
 
 @pytest.fixture
@@ -98,3 +109,32 @@ def live_queue(settings, real_queue) -> RealQueue:  # noqa: F811
     settings.FEED_INBOX_CAP = CAP
     start_site_worker(real_queue)
     return real_queue
+
+
+@pytest.fixture
+def capped_feed(live_queue):
+    """Alice, who follows Bob, who wrote more posts than an inbox keeps, every one
+    delivered by the worker."""
+    alice = UserFactory(username="alice")
+    bob = UserFactory(username="bob")
+    follow(follower=alice, followee=bob)
+    refresh_last_active(user=alice)  # seen lately: the trim keeps her inbox, cut to the cap
+    for n in range(POSTS):
+        create_post(author=bob, text=f"bob's post {n}")
+    live_queue.wait_for_drain()
+    home_feed(reader=alice, cursor=Cursor())  # her inbox is built, then trimmed to the cap
+    trim_inboxes()
+    inbox = apps.get_model("timelines", "InboxEntry")  # the feed's own table, only counted
+    assert inbox.objects.filter(reader_id=alice.pk).count() == CAP
+    return alice, bob
+
+
+def site_pages(reader, limit):
+    """The site's home feed, page after page, as status ids."""
+    pages, cursor = [], Cursor()
+    while True:
+        page = home_feed(reader=reader, cursor=cursor, limit=limit)
+        pages.append([ids.decimal_of_key(item.key) for item in page.items])
+        if page.older is None:
+            return pages
+        cursor = Cursor(before=page.older)

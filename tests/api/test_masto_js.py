@@ -20,25 +20,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from django.apps import apps
 
-from accounts.services import refresh_last_active
-from feed_project.pagination import Cursor
-from posts import ids
-from posts.services import create_post
-from relations.services import follow
-from tests.api.conftest import CAP
+from tests.api.conftest import CAP, PAGE_SIZE, POSTS, site_pages
 from tests.conftest import PASSWORD
-from tests.factories import UserFactory
-from timelines.home import home_feed
-from timelines.tasks import trim_inboxes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(__file__).resolve().parent / "js"
-POSTS = 201  # with the post made in the scenario, a hundred and one pages of two
-PAGE_SIZE = 2
 
 
 def run_scenario(name: str, base_url: str, **env: str) -> dict:
@@ -60,39 +49,10 @@ def run_scenario(name: str, base_url: str, **env: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture
-def world(live_queue):
-    """Alice, who follows Bob, who wrote more posts than an inbox keeps, every one
-    delivered by the worker."""
-    alice = UserFactory(username="alice")
-    bob = UserFactory(username="bob")
-    follow(follower=alice, followee=bob)
-    refresh_last_active(user=alice)  # seen lately: the trim keeps her inbox, cut to the cap
-    for n in range(POSTS):
-        create_post(author=bob, text=f"bob's post {n}")
-    live_queue.wait_for_drain()
-    home_feed(reader=alice, cursor=Cursor())  # her inbox is built, then trimmed to the cap
-    trim_inboxes()
-    inbox = apps.get_model("timelines", "InboxEntry")  # the feed's own table, only counted
-    assert inbox.objects.filter(reader_id=alice.pk).count() == CAP
-    return alice, bob
-
-
-def site_pages(reader, limit):
-    """The site's home feed, page after page, as status ids."""
-    pages, cursor = [], Cursor()
-    while True:
-        page = home_feed(reader=reader, cursor=cursor, limit=limit)
-        pages.append([ids.decimal_of_key(item.key) for item in page.items])
-        if page.older is None:
-            return pages
-        cursor = Cursor(before=page.older)
-
-
 def test_masto_js_signs_in_posts_and_pages_the_home_feed(
-    live_server, live_queue, world, make_token
+    live_server, live_queue, capped_feed, make_token
 ):
-    alice, bob = world
+    alice, bob = capped_feed
     report = run_scenario(
         "sign_in_post_and_page",
         live_server.url,

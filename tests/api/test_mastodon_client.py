@@ -21,7 +21,6 @@ from urllib.parse import urljoin
 
 import pytest
 import requests
-from django.apps import apps
 from mastodon import Mastodon
 from mastodon.errors import MastodonNotFoundError, MastodonUnauthorizedError
 
@@ -35,22 +34,17 @@ from posts.search import search
 from posts.selectors import thread
 from posts.services import create_post
 from relations.selectors import relationships
-from relations.services import follow
 from tests import images
-from tests.api.conftest import CAP
+from tests.api.conftest import CAP, PAGE_SIZE, POSTS, site_pages
 from tests.conftest import PASSWORD
 from tests.factories import UserFactory
-from timelines.home import home_feed
 from timelines.markers.selectors import markers_of
 from timelines.notifications.selectors import notifications_page, unread
-from timelines.tasks import trim_inboxes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 OOB = "urn:ietf:wg:oauth:2.0:oob"
 SCOPES = ["read", "write", "follow"]
-POSTS = 201  # with the post made in the test, a hundred and one pages of two
-PAGE_SIZE = 2
 REFRESH_SECONDS = 30
 
 
@@ -64,41 +58,12 @@ def refreshed(read, done, what: str):
     return value
 
 
-@pytest.fixture
-def world(live_queue):
-    """Alice, who follows Bob, who wrote more posts than an inbox keeps, every one
-    delivered by the worker."""
-    alice = UserFactory(username="alice")
-    bob = UserFactory(username="bob")
-    follow(follower=alice, followee=bob)
-    refresh_last_active(user=alice)  # seen lately: the trim keeps her inbox, cut to the cap
-    for n in range(POSTS):
-        create_post(author=bob, text=f"bob's post {n}")
-    live_queue.wait_for_drain()
-    home_feed(reader=alice, cursor=Cursor())  # her inbox is built, then trimmed to the cap
-    trim_inboxes()
-    inbox = apps.get_model("timelines", "InboxEntry")  # the feed's own table, only counted
-    assert inbox.objects.filter(reader_id=alice.pk).count() == CAP
-    return alice
-
-
 def post_of(status_id: str) -> Post:
     return Post.objects.get(timeline_key=ids.key_of_decimal(str(status_id)))
 
 
 def status_id_of(post: Post) -> str:
     return ids.decimal_of_key(post.timeline_key)
-
-
-def site_pages(reader, limit):
-    """The site's home feed, page after page, as status ids."""
-    pages, cursor = [], Cursor()
-    while True:
-        page = home_feed(reader=reader, cursor=cursor, limit=limit)
-        pages.append([ids.decimal_of_key(item.key) for item in page.items])
-        if page.older is None:
-            return pages
-        cursor = Cursor(before=page.older)
 
 
 def code_by_consent(base: str, app: tuple[str, str], username: str, **params: str) -> str:
@@ -141,9 +106,9 @@ def code_by_consent(base: str, app: tuple[str, str], username: str, **params: st
 def test_a_mastodon_client_signs_in_posts_and_pages_the_home_feed(
     live_server,
     live_queue,
-    world,
+    capped_feed,
 ):
-    alice = world
+    alice, _ = capped_feed
     base = live_server.url
     app = Mastodon.create_app("pytest", scopes=SCOPES, redirect_uris=OOB, api_base_url=base)
 
